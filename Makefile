@@ -1,0 +1,32 @@
+# denoc_ros: the two commands of the README, plus conveniences.
+#   make run    set up .venv if needed, then run the demo: dynamics node + joint-state source +
+#               torque monitor on the bundled arm (Ctrl-C stops; ROBOT=<name or path> to change)
+#   make test   set up .venv (with test tools) if needed, then run the whole test suite
+# Every ROS process started here stays on loopback.
+
+SHELL := /bin/bash
+VENV ?= .venv
+ROBOT ?= panda
+PYTEST_ARGS ?=
+export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
+export DENOC_VENV := $(abspath $(VENV))
+
+.PHONY: run test env env-test lint clean
+
+run: env
+	$(VENV)/bin/demo --robot $(ROBOT)
+
+test: env-test
+	$(VENV)/bin/python -m pytest test $(PYTEST_ARGS)
+
+env:
+	scripts/setup_env.sh
+
+env-test:
+	scripts/setup_env.sh --test
+
+lint: env-test
+	$(VENV)/bin/python -m pytest test/test_flake8.py test/test_pep257.py test/test_copyright.py
+
+clean:
+	rm -rf $(VENV) build install log .pytest_cache

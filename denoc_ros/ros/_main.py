@@ -1,0 +1,46 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The ``main()`` shared by every executable: init, build the node, spin, shut down cleanly."""
+
+import sys
+
+import rclpy
+from rclpy.executors import ExternalShutdownException
+
+from ..errors import DenocError
+
+
+def spin_node(factory, name, args=None):
+    """
+    Run the node made by ``factory()`` until Ctrl-C or shutdown; return the exit status.
+
+    A configuration error (:class:`DenocError`, e.g. an unreadable URDF) is printed as one line
+    and gives exit status 1, without a stack trace.
+    """
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = factory()
+        rclpy.spin(node)
+    except DenocError as err:
+        print(f'{name}: {err}', file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

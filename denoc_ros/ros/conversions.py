@@ -1,0 +1,67 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Conversions between ROS messages and the library's arrays.
+
+Nothing here computes dynamics: joint states are mapped by name onto the model's joint order,
+arrays are written into messages.
+"""
+
+import numpy as np
+
+from ..errors import InputError
+
+
+class JointMap:
+    """
+    Map a JointState's name list onto the model's degrees of freedom.
+
+    The index array is computed once per distinct name list (drivers send the same list every
+    time), so the per-message cost is one dictionary lookup.
+    """
+
+    def __init__(self, joint_names):
+        self.joint_names = tuple(joint_names)
+        self._cache_key = None
+        self._cache_index = None
+
+    def indices(self, names):
+        """Return the index in ``names`` of each model joint; InputError if one is missing."""
+        key = tuple(names)
+        if key != self._cache_key:
+            position = {}
+            for k, name in enumerate(key):
+                if name in position:
+                    raise InputError(f'joint {name!r} appears twice in the joint state')
+                position[name] = k
+            missing = [j for j in self.joint_names if j not in position]
+            if missing:
+                raise InputError('joint state lacks joint(s) ' + ', '.join(missing))
+            self._cache_index = np.array([position[j] for j in self.joint_names], dtype=np.intp)
+            self._cache_key = key
+        return self._cache_index
+
+    def gather(self, names, values, what):
+        """Return ``values`` reordered to the model's joints; empty input gives zeros."""
+        n = len(self.joint_names)
+        if len(values) == 0:
+            return np.zeros(n)
+        if len(values) != len(names):
+            raise InputError(f'joint state has {len(names)} names but {len(values)} {what}')
+        out = np.asarray(values, dtype=float)[self.indices(names)]
+        if not np.all(np.isfinite(out)):
+            bad = self.joint_names[int(np.flatnonzero(~np.isfinite(out))[0])]
+            raise InputError(f'joint state {what} of {bad!r} is not finite')
+        return out
