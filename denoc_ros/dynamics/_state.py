@@ -1,0 +1,118 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Argument checking and batch shapes, shared by every public dynamics function.
+
+Each public function calls :func:`prepare` once at entry. It checks the model, converts every
+state argument to a float array, checks its length against the model's number of joints,
+rejects NaN/inf (naming the argument and the index of the first bad element), broadcasts the
+leading batch axes of all arguments together and flattens them into one axis, so that the
+recursions only ever see arrays of shape ``(B, n)`` (joint vectors) and ``(B, n, 6)`` (external
+wrenches). :func:`finish` puts the batch shape back on a result.
+"""
+
+import numpy as np
+
+from ..errors import InputError
+from ..model import RobotModel
+
+
+def check_model(model):
+    """Raise InputError unless ``model`` is a RobotModel."""
+    if not isinstance(model, RobotModel):
+        raise InputError(f'model must be a denoc_ros.RobotModel, got {type(model).__name__} '
+                         '(load one with denoc_ros.load_urdf)')
+
+
+def _as_float_array(name, value):
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f'{name} must be an array of numbers: {exc}') from None
+    return arr
+
+
+def _check_finite(name, arr):
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        index = tuple(int(k) for k in np.argwhere(bad)[0])
+        where = ', '.join(str(k) for k in index)
+        raise InputError(f'{name}[{where}] is {float(arr[index])}: every element of {name} '
+                         'must be finite (no NaN or inf)')
+
+
+def joint_vector(model, name, value):
+    """Return ``value`` as a finite float array of shape (..., n), or raise InputError."""
+    n = model.dof
+    arr = _as_float_array(name, value)
+    if arr.ndim == 0 or arr.shape[-1] != n:
+        got = 'a scalar' if arr.ndim == 0 else f'length {arr.shape[-1]} (shape {arr.shape})'
+        raise InputError(f'{name} has {got}, expected length {n}: the model has {n} joints '
+                         f'({len(model.joint_names)} joint_names: '
+                         f'{", ".join(model.joint_names)})')
+    _check_finite(name, arr)
+    return arr
+
+
+def wrench_array(model, name, value):
+    """Return external wrenches as a finite float array of shape (..., n, 6), or raise."""
+    n = model.dof
+    arr = _as_float_array(name, value)
+    if arr.ndim < 2 or arr.shape[-2:] != (n, 6):
+        raise InputError(f'{name} has shape {arr.shape}, expected (..., {n}, 6): one wrench '
+                         '[force(3); torque(3)] per body, in the body frame, for the '
+                         f'{n} bodies of the model')
+    _check_finite(name, arr)
+    return arr
+
+
+def prepare(model, joint_args, f_ext=None):
+    """
+    Check the state arguments and flatten their broadcast batch axes into one.
+
+    ``joint_args`` is a sequence of ``(name, value)`` pairs of joint-space vectors. Returns
+    ``(batch_shape, arrays, f_ext)`` where each array has shape ``(B, n)`` and ``f_ext`` is
+    ``None`` or of shape ``(B, n, 6)``, with ``B = prod(batch_shape)``.
+    """
+    check_model(model)
+    n = model.dof
+    names, arrays = [], []
+    for name, value in joint_args:
+        names.append(name)
+        arrays.append(joint_vector(model, name, value))
+    shapes = [a.shape[:-1] for a in arrays]
+    if f_ext is not None:
+        f_ext = wrench_array(model, 'f_ext', f_ext)
+        names.append('f_ext')
+        shapes.append(f_ext.shape[:-2])
+    try:
+        batch = np.broadcast_shapes(*shapes)
+    except ValueError:
+        listed = ', '.join(f'{a} {s}' for a, s in zip(names, shapes))
+        raise InputError(f'the leading (batch) axes do not broadcast together: {listed}') \
+            from None
+    size = int(np.prod(batch, dtype=np.int64))
+    flat = [np.broadcast_to(a, batch + (n,)).reshape(size, n) for a in arrays]
+    if f_ext is not None:
+        f_ext = np.broadcast_to(f_ext, batch + (n, 6)).reshape(size, n, 6)
+    return batch, flat, f_ext
+
+
+def finish(batch, result, what):
+    """Reshape a ``(B, ...)`` result to ``batch + (...)``; raise rather than return NaN/inf."""
+    if not np.all(np.isfinite(result)):
+        raise InputError(f'{what} is not finite for this input (overflow: joint velocities, '
+                         'accelerations or torques too large for the model)')
+    return result.reshape(batch + result.shape[1:])
