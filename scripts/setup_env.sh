@@ -64,6 +64,8 @@ if [ -z "$PYTHON" ]; then
   done
 fi
 [ -n "$PYTHON" ] || die "no Python 3.11 found (the ROS 2 Kilted wheels are cp311); set PYTHON=/path/to/python3.11"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null \
+  || die "$PYTHON is not a working Python 3.11 (the ROS 2 Kilted wheels are cp311)"
 
 STEP="create the venv at $VENV"
 if [ ! -x "$VENV/bin/python" ]; then

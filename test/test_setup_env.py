@@ -1,0 +1,75 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+scripts/setup_env.sh on a broken environment: it stops with the name of the failing step.
+
+Run against a throw-away venv location, never the suite's own .venv. The unreachable package
+index is a closed port on loopback, so nothing leaves the machine.
+"""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+SCRIPT = REPO / 'scripts' / 'setup_env.sh'
+
+
+def run_setup(venv, **env_changes):
+    """Run the set-up script for ``venv`` with environment changes; return the completed run."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith('PIP_')}
+    env['DENOC_VENV'] = str(venv)
+    env.update(env_changes)
+    return subprocess.run(['bash', str(SCRIPT)], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_wrong_python_is_named(tmp_path):
+    """A PYTHON that is not Python 3.11 stops the first step with a message saying so."""
+    run = run_setup(tmp_path / 'venv', PYTHON='/bin/false')
+    assert run.returncode != 0
+    assert "FAILED in step 'find Python 3.11'" in run.stderr
+    assert 'is not a working Python 3.11' in run.stderr
+    assert not (tmp_path / 'venv').exists()
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason='needs Python 3.11 for the venv')
+def test_unreachable_package_index_is_named(tmp_path):
+    """With PyPI unreachable the pip step fails by name and nothing after it runs."""
+    venv = tmp_path / 'venv'
+    run = run_setup(venv, PYTHON=sys._base_executable, PIP_CONFIG_FILE=os.devnull,
+                    PIP_INDEX_URL='http://127.0.0.1:9/simple/', PIP_RETRIES='0',
+                    PIP_DEFAULT_TIMEOUT='2')
+    assert run.returncode != 0
+    assert "FAILED in step 'pip install (runtime" in run.stderr, run.stderr
+    assert 'pip could not install the packages' in run.stderr
+    stamps = venv / '.denoc_stamps'
+    assert not (stamps / 'runtime').exists()
+    assert not (stamps / 'interfaces').exists()
+    assert not (venv / 'bin' / 'dynamics_node').exists()
+
+
+def test_rerun_is_idempotent_and_quick():
+    """On the ready environment of this run, a second set-up changes nothing."""
+    venv = pathlib.Path(sys.prefix)
+    if not (venv / '.denoc_stamps').is_dir():
+        pytest.skip('not running inside an environment made by setup_env.sh')
+    run = run_setup(venv, PYTHON=sys._base_executable)
+    assert run.returncode == 0, run.stderr
+    assert 'installing' not in run.stdout and 'building' not in run.stdout, run.stdout
+    assert 'environment ready' in run.stdout
