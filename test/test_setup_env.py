@@ -65,11 +65,33 @@ def test_unreachable_package_index_is_named(tmp_path):
 
 
 def test_rerun_is_idempotent_and_quick():
-    """On the ready environment of this run, a second set-up changes nothing."""
+    """On the environment of this run, a set-up right after a set-up changes nothing."""
     venv = pathlib.Path(sys.prefix)
     if not (venv / '.denoc_stamps').is_dir():
         pytest.skip('not running inside an environment made by setup_env.sh')
+    first = run_setup(venv, PYTHON=sys._base_executable)  # brings edits since set-up in
+    assert first.returncode == 0, first.stderr
     run = run_setup(venv, PYTHON=sys._base_executable)
     assert run.returncode == 0, run.stderr
     assert 'installing' not in run.stdout and 'building' not in run.stdout, run.stdout
     assert 'environment ready' in run.stdout
+
+
+@pytest.mark.parametrize('module', ['pinocchio', 'mujoco', 'roboticstoolbox', 'rclpy',
+                                    'denoc_ros_interfaces.srv', 'ament_flake8', 'ament_pep257'])
+def test_references_present_in_made_environment(module):
+    """In the environment make test builds, no reference library is missing (no silent skips)."""
+    if not (pathlib.Path(sys.prefix) / '.denoc_stamps' / 'test').is_file():
+        pytest.skip('not running inside the environment made by setup_env.sh --test')
+    __import__(module)
+
+
+def test_example_robot_data_present_in_made_environment():
+    """The real URDFs the Pinocchio comparisons use are installed with the test tools."""
+    if not (pathlib.Path(sys.prefix) / '.denoc_stamps' / 'test').is_file():
+        pytest.skip('not running inside the environment made by setup_env.sh --test')
+    from conftest import example_robot_data_dir
+    robots = example_robot_data_dir()
+    assert robots is not None
+    assert (robots / 'panda_description' / 'urdf' / 'panda.urdf').is_file()
+    assert (robots / 'ur_description' / 'urdf' / 'ur5_robot.urdf').is_file()
