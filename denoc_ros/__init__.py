@@ -23,6 +23,8 @@ The library half (this package minus :mod:`denoc_ros.ros`) needs only NumPy/SciP
 >>> tau = dr.inverse_dynamics(model, q, qd, qdd)        # doctest: +SKIP
 """
 
+from .cartesian import (cartesian_dynamics, CartesianDynamics, frame_pose, jacobian,
+                        jacobian_dot_times_qd)
 from .dynamics import (convective_inertia_matrix, coriolis_matrix, coriolis_torques,
                        forward_dynamics, forward_dynamics_cholesky, gravity_torques,
                        inverse_dynamics, mass_matrix)
@@ -31,6 +33,7 @@ from .model import Frame, PRISMATIC, REVOLUTE, RobotModel
 from .urdf import load_urdf
 
 __all__ = [
+    'CartesianDynamics', 'cartesian_dynamics', 'frame_pose', 'jacobian', 'jacobian_dot_times_qd',
     'DenocError', 'Frame', 'InputError', 'PRISMATIC', 'REVOLUTE', 'RobotModel', 'URDFError',
     'convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques', 'forward_dynamics',
     'forward_dynamics_cholesky', 'gravity_torques', 'inverse_dynamics', 'load_urdf',
