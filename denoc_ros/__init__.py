@@ -28,16 +28,23 @@ from .cartesian import (cartesian_dynamics, CartesianDynamics, frame_pose, jacob
 from .dynamics import (convective_inertia_matrix, coriolis_matrix, coriolis_torques,
                        forward_dynamics, forward_dynamics_cholesky, gravity_torques,
                        inverse_dynamics, mass_matrix)
+from .dynamics.configuration_space import configuration_space_matrices
+from .dynamics.reactions import joint_reaction_wrenches
 from .errors import DenocError, InputError, URDFError
+from .friction import (forward_dynamics_with_friction, friction_torques,
+                       inverse_dynamics_with_friction)
 from .model import Frame, PRISMATIC, REVOLUTE, RobotModel
+from .payload import attach_payload, detach_payload
 from .urdf import load_urdf
 
 __all__ = [
-    'CartesianDynamics', 'cartesian_dynamics', 'frame_pose', 'jacobian', 'jacobian_dot_times_qd',
-    'DenocError', 'Frame', 'InputError', 'PRISMATIC', 'REVOLUTE', 'RobotModel', 'URDFError',
-    'convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques', 'forward_dynamics',
-    'forward_dynamics_cholesky', 'gravity_torques', 'inverse_dynamics', 'load_urdf',
-    'mass_matrix',
+    'attach_payload', 'cartesian_dynamics', 'CartesianDynamics', 'configuration_space_matrices',
+    'convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques', 'DenocError',
+    'detach_payload', 'forward_dynamics', 'forward_dynamics_cholesky',
+    'forward_dynamics_with_friction', 'Frame', 'frame_pose', 'friction_torques', 'gravity_torques',
+    'InputError', 'inverse_dynamics', 'inverse_dynamics_with_friction', 'jacobian',
+    'jacobian_dot_times_qd', 'joint_reaction_wrenches', 'load_urdf', 'mass_matrix', 'PRISMATIC',
+    'REVOLUTE', 'RobotModel', 'URDFError',
 ]
 
 __version__ = '0.1.0'
