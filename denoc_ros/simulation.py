@@ -1,0 +1,184 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Time integration of the equations of motion: ``qdd = forward_dynamics(q, qd, tau - tau_f)``.
+
+The state ``x = [q; qd]`` obeys ``xd = [qd; FD(q, qd, tau(t, q, qd) - tau_f(qd), f_ext)]``
+(Craig's state-space form, seed 002). Two integrators:
+
+* ``method='rk4'``: the classical fixed-step fourth-order Runge-Kutta scheme; the step is
+  ``dt`` (default 1 ms), shortened uniformly so that the last step lands on ``t_final``;
+* ``method='solve_ivp'``: :func:`scipy.integrate.solve_ivp` with an adaptive step
+  (``ivp_method``, default ``'DOP853'``, tolerances ``rtol``/``atol``); the result holds the
+  solver's own steps, or the grid ``0, dt, 2 dt, ...`` when ``dt`` is given.
+
+Joint friction (off by default) uses the model's URDF coefficients, Craig's viscous plus
+Coulomb model ``tau_f = v qd + c tanh(qd / v_s)`` with the Coulomb sign smoothed over ``v_s``.
+"""
+
+from dataclasses import dataclass
+import math
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from .dynamics import forward_dynamics
+from .dynamics._state import check_model, joint_vector, wrench_array
+from .errors import InputError
+from .friction import friction_torques
+
+METHODS = ('rk4', 'solve_ivp')
+
+
+@dataclass(frozen=True, eq=False)
+class SimulationResult:
+    """
+    A simulated trajectory: times ``t`` (T,), positions ``q`` (T, n), velocities ``qd`` (T, n).
+
+    ``nfev`` counts calls of the forward dynamics; ``success`` and ``message`` report whether
+    the integrator reached ``t_final`` (always true for RK4).
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    method: str
+    nfev: int
+    success: bool = True
+    message: str = ''
+
+
+def _positive(name, value):
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f'{name} must be a number, got {value!r}') from None
+    if not (math.isfinite(x) and x > 0.0):
+        raise InputError(f'{name} is {x}: it must be finite and positive')
+    return x
+
+
+def _input_function(model, name, value, check):
+    """Return ``f(t, q, qd)`` for a constant, a callable or None (zero), checking results."""
+    if value is None:
+        return None
+    if callable(value):
+        return lambda t, q, qd: check(model, f'{name}(t={t:g}, q, qd)', value(t, q, qd))
+    const = check(model, name, value)
+    return lambda t, q, qd: const
+
+
+def _check_tau(model, name, value):
+    arr = joint_vector(model, name, value)
+    if arr.shape != (model.dof,):
+        raise InputError(f'{name} has shape {arr.shape}, expected ({model.dof},)')
+    return arr
+
+
+def _check_wrench(model, name, value):
+    arr = wrench_array(model, name, value)
+    if arr.shape != (model.dof, 6):
+        raise InputError(f'{name} has shape {arr.shape}, expected ({model.dof}, 6)')
+    return arr
+
+
+def _friction_function(model, friction, smoothing):
+    """Return ``tau_f(qd)`` or None; ``friction`` is falsy, True (URDF values) or a callable."""
+    if friction is None or friction is False:
+        return None
+    if callable(friction):
+        return lambda qd: _check_tau(model, 'friction(qd)', friction(qd))
+    if friction is not True:
+        raise InputError(f'friction must be None, True or a callable tau_f(qd), got {friction!r}')
+    v_s = _positive('friction_smoothing', smoothing)
+    return lambda qd: friction_torques(model, qd, smoothing=v_s)
+
+
+def simulate(model, q0, qd0, t_final, dt=None, tau=None, method='rk4', f_ext=None,
+             friction=None, friction_smoothing=1e-3, rtol=1e-9, atol=1e-12,
+             ivp_method='DOP853'):
+    """
+    Integrate the forward dynamics from ``(q0, qd0)`` over ``[0, t_final]``.
+
+    ``tau``: None (no joint forces), a constant (n,) array, or a callable ``tau(t, q, qd)``
+    returning (n,). ``f_ext``: None, a constant (n, 6) array of body wrenches or a callable
+    ``f_ext(t, q, qd)`` (as in :func:`denoc_ros.forward_dynamics`). ``friction``: None (off),
+    True (the model's URDF damping and friction, Coulomb term smoothed over
+    ``friction_smoothing`` rad/s) or a callable ``tau_f(qd)`` that opposes the motion.
+    ``method``: ``'rk4'`` (fixed step ``dt``, default 1e-3 s) or ``'solve_ivp'`` (adaptive,
+    ``ivp_method``, ``rtol``, ``atol``; output at every ``dt`` if given). Returns a
+    :class:`SimulationResult`.
+    """
+    check_model(model)
+    n = model.dof
+    q0 = _check_tau(model, 'q0', q0)
+    qd0 = _check_tau(model, 'qd0', qd0)
+    t_final = _positive('t_final', t_final)
+    if method not in METHODS:
+        raise InputError(f'unknown method {method!r}; choose one of {", ".join(METHODS)}')
+    torque = _input_function(model, 'tau', tau, _check_tau)
+    wrench = _input_function(model, 'f_ext', f_ext, _check_wrench)
+    friction_torque = _friction_function(model, friction, friction_smoothing)
+    zero = np.zeros(n)
+    count = [0]
+
+    def acceleration(t, q, qd):
+        applied = zero if torque is None else torque(t, q, qd)
+        if friction_torque is not None:
+            applied = applied - friction_torque(qd)
+        count[0] += 1
+        return forward_dynamics(model, q, qd, applied,
+                                None if wrench is None else wrench(t, q, qd))
+
+    if method == 'rk4':
+        h = 1e-3 if dt is None else _positive('dt', dt)
+        steps = max(1, math.ceil(t_final / h - 1e-9))
+        t, q, qd = _rk4(acceleration, q0, qd0, t_final, steps)
+        return SimulationResult(t=t, q=q, qd=qd, method='rk4', nfev=count[0])
+
+    def rate(t, x):
+        return np.concatenate((x[n:], acceleration(t, x[:n], x[n:])))
+
+    t_eval = None
+    if dt is not None:
+        h = _positive('dt', dt)
+        t_eval = np.append(np.arange(0.0, t_final - 1e-9 * h, h), t_final)
+    sol = solve_ivp(rate, (0.0, t_final), np.concatenate((q0, qd0)), method=ivp_method,
+                    t_eval=t_eval, rtol=_positive('rtol', rtol), atol=_positive('atol', atol))
+    return SimulationResult(t=sol.t, q=sol.y[:n].T.copy(), qd=sol.y[n:].T.copy(),
+                            method=f'solve_ivp/{ivp_method}', nfev=count[0],
+                            success=bool(sol.success), message=str(sol.message))
+
+
+def _rk4(acceleration, q0, qd0, t_final, steps):
+    """Return ``(t, q, qd)`` after ``steps`` classical Runge-Kutta steps of ``t_final/steps``."""
+    h = t_final / steps
+    n = q0.shape[0]
+    t = np.linspace(0.0, t_final, steps + 1)
+    q = np.empty((steps + 1, n))
+    qd = np.empty((steps + 1, n))
+    q[0], qd[0] = q0, qd0
+    for k in range(steps):
+        tk, x, v = t[k], q[k], qd[k]
+        a1 = acceleration(tk, x, v)
+        x2, v2 = x + 0.5 * h * v, v + 0.5 * h * a1
+        a2 = acceleration(tk + 0.5 * h, x2, v2)
+        x3, v3 = x + 0.5 * h * v2, v + 0.5 * h * a2
+        a3 = acceleration(tk + 0.5 * h, x3, v3)
+        x4, v4 = x + h * v3, v + h * a3
+        a4 = acceleration(tk + h, x4, v4)
+        q[k + 1] = x + h / 6.0 * (v + 2.0 * v2 + 2.0 * v3 + v4)
+        qd[k + 1] = v + h / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+    return t, q, qd
