@@ -53,10 +53,12 @@ class JointMap:
             self._cache_key = key
         return self._cache_index
 
-    def gather(self, names, values, what):
-        """Return ``values`` reordered to the model's joints; empty input gives zeros."""
+    def gather(self, names, values, what, required=False):
+        """Return ``values`` reordered to the model's joints; empty gives zeros if not required."""
         n = len(self.joint_names)
         if len(values) == 0:
+            if required:
+                raise InputError(f'{what} are empty')
             return np.zeros(n)
         if len(values) != len(names):
             raise InputError(f'joint state has {len(names)} names but {len(values)} {what}')

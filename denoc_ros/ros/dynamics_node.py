@@ -13,131 +13,348 @@
 # limitations under the License.
 
 """
-The dynamics node ``denoc_dynamics``: joint_states in, feed-forward torques out.
+The dynamics node ``denoc_dynamics``: joint_states in; feed-forward torques, predictions out.
 
-Robot description: the ``robot_description`` parameter, else ``urdf_path`` (a file, or the name of
-a bundled robot such as ``panda``), else the ``/robot_description`` topic (transient local, as
-robot_state_publisher publishes it). For every joint state it publishes, stamped like the input:
+Robot description: the ``robot_description`` parameter, else ``urdf_path`` (a URDF or ``.xacro``
+file, or the name of a bundled robot such as ``panda``), else the ``/robot_description`` topic
+(transient local, as robot_state_publisher publishes it; a new description rebuilds the model).
 
-* ``~/gravity_torques``, ``~/coriolis_torques``, ``~/inertia_torques``,
-  ``~/feedforward_torques`` (sensor_msgs/JointState: names + effort), and
-* ``~/effort_command`` (std_msgs/Float64MultiArray, joint order from ``command_joints``),
+For every joint state it publishes, stamped like the input: ``~/gravity_torques``,
+``~/coriolis_torques``, ``~/inertia_torques``, ``~/feedforward_torques`` (sensor_msgs/JointState,
+names + effort) and ``~/effort_command`` (std_msgs/Float64MultiArray in ``command_joints`` order);
+with a recent ``~/reference`` the terms are the computed-torque feed-forward at the desired state
+(see :mod:`denoc_ros.feedforward`). With measured efforts it also publishes ``~/prediction``.
+Services: ``~/get_mass_matrix``, ``~/get_cartesian_dynamics``, ``~/compute_inverse_dynamics``,
+``~/compute_forward_dynamics``, ``~/set_payload``. Diagnostics on ``/diagnostics``.
 
-computed by the library at the measured state with zero desired acceleration.
+This module only converts between messages and arrays; every number comes from the library.
 """
 
-import sys
+import time
 
+from denoc_ros_interfaces.srv import (ComputeForwardDynamics, ComputeInverseDynamics,
+                                      GetCartesianDynamics, GetMassMatrix, SetPayload)
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import numpy as np
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
+                                SetParametersResult)
+from rclpy.duration import Duration
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._main import spin_node
 from .conversions import JointMap
 from .. import dynamics
-from ..errors import DenocError
-from ..resources import resolve_urdf
+from ..cartesian import cartesian_dynamics
+from ..description import read_description
+from ..errors import DenocError, InputError
+from ..feedforward import EVALUATE_AT, feedforward_terms, predict
+from ..payload import attach_payload
 from ..urdf import load_urdf
 
 NODE_NAME = 'denoc_dynamics'
+TERMS = ('gravity', 'coriolis', 'inertia', 'feedforward')
+MODEL_PARAMETERS = ('robot_description', 'urdf_path', 'base_link', 'tip_link', 'gravity')
+
+
+def _descriptor(description, float_range=None, int_range=None, read_only=False):
+    """Return a ParameterDescriptor with an optional range."""
+    d = ParameterDescriptor(description=description, read_only=read_only)
+    if float_range is not None:
+        d.floating_point_range = [FloatingPointRange(from_value=float(float_range[0]),
+                                                     to_value=float(float_range[1]))]
+    if int_range is not None:
+        d.integer_range = [IntegerRange(from_value=int_range[0], to_value=int_range[1], step=1)]
+    return d
+
+
+# name: (default, descriptor); defaults match config/dynamics.yaml
+PARAMETERS = {
+    'robot_description': ('', _descriptor('URDF XML of the robot (first choice)')),
+    'urdf_path': ('', _descriptor('URDF or .xacro file, or bundled robot name (second choice)')),
+    'base_link': ('', _descriptor('base of the modelled chain; empty: the URDF root')),
+    'tip_link': ('', _descriptor('tip of the modelled chain; empty: the whole tree')),
+    'gravity': ([0.0, 0.0, -9.81], _descriptor('gravity in the base frame [m/s^2], 3 values')),
+    # declared by type: an empty list has none of its own (rclpy would make it a byte array)
+    'command_joints': (Parameter.Type.STRING_ARRAY,
+                       _descriptor('joint order of ~/effort_command; unset: model order')),
+    'feedforward_state': ('desired', _descriptor(
+        'evaluate M, C and g at the "desired" (reference) or "measured" state')),
+    'reference_timeout': (0.5, _descriptor(
+        'a reference older than this [s] is ignored; 0: never expires', (0.0, 3600.0))),
+    'prediction_horizon': (0.01, _descriptor(
+        'time_from_start of ~/prediction [s]; 0: the present accelerations', (0.0, 10.0))),
+    'prediction_substeps': (1, _descriptor(
+        'Runge-Kutta steps over the prediction horizon', int_range=(1, 1000))),
+    'diagnostics_period': (1.0, _descriptor(
+        'period of /diagnostics [s]', (0.05, 60.0), read_only=True)),
+}
+
+
+class Settings:
+    """The node's validated parameter values (everything but the model)."""
+
+    def __init__(self, values, joint_names=None):
+        self.feedforward_state = values['feedforward_state']
+        if self.feedforward_state not in EVALUATE_AT:
+            raise InputError(f'feedforward_state is {self.feedforward_state!r}; '
+                             f'choose one of {", ".join(EVALUATE_AT)}')
+        self.reference_timeout = float(values['reference_timeout'])
+        self.prediction_horizon = float(values['prediction_horizon'])
+        self.prediction_substeps = int(values['prediction_substeps'])
+        gravity = [float(g) for g in values['gravity']]
+        if len(gravity) != 3 or not np.all(np.isfinite(gravity)):
+            raise InputError(f'gravity must be 3 finite numbers, got {values["gravity"]}')
+        self.command_joints = list(values['command_joints'] or [])
+        if joint_names is not None:
+            unknown = [j for j in self.command_joints if j not in joint_names]
+            if unknown:
+                raise InputError('command_joints names unknown joint(s): ' + ', '.join(unknown))
+
+
+class Statistics:
+    """Counters for /diagnostics; the per-period ones are reset at each report."""
+
+    def __init__(self):
+        self.received = self.published = self.invalid = 0
+        self.period_received = self.period_invalid = 0
+        self.compute_sum = self.compute_max = 0.0
+        self.computed = 0
+        self.last_error = ''
+
+    def bad_input(self, reason):
+        """Count an input that was dropped, keeping its reason."""
+        self.invalid += 1
+        self.period_invalid += 1
+        self.last_error = reason
+
+    def compute_time(self, seconds):
+        """Record the time one message took."""
+        self.computed += 1
+        self.compute_sum += seconds
+        self.compute_max = max(self.compute_max, seconds)
+
+    def end_period(self):
+        """Reset the per-period counters."""
+        self.period_received = self.period_invalid = 0
+        self.compute_sum = self.compute_max = 0.0
+        self.computed = 0
 
 
 class DynamicsNode(Node):
-    """Publish gravity, Coriolis and inertia torques for every received joint state."""
+    """Publish gravity, Coriolis and inertia torques and predictions for every joint state."""
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
-        self.declare_parameter('robot_description', '')
-        self.declare_parameter('urdf_path', '')
-        self.declare_parameter('base_link', '')
-        self.declare_parameter('tip_link', '')
-        self.declare_parameter('gravity', [0.0, 0.0, -9.81])
-        self.declare_parameter(
-            'command_joints', [],
-            ParameterDescriptor(type=ParameterType.PARAMETER_STRING_ARRAY,
-                                description='joint order of ~/effort_command; empty: model'))
+        for name, (default, descriptor) in PARAMETERS.items():
+            self.declare_parameter(name, default, descriptor)
+        self.settings = Settings(self._parameter_values())
 
-        self.model = None
+        self.model = None           # the model in use: base model + payloads
+        self._base_model = None     # as loaded from the description
+        self._payloads = {}         # link -> (mass, com, inertia)
         self._joint_map = None
         self._command_index = None
+        self._latest = None         # (q, qd, effort or None) of the last valid joint state
+        self._reference = None      # ((q_d, qd_d, qdd_d), receive time)
+        self.stats = Statistics()
+        self._last_report = time.monotonic()
 
-        self._pub = {
-            term: self.create_publisher(JointState, f'~/{term}_torques', 10)
-            for term in ('gravity', 'coriolis', 'inertia', 'feedforward')
-        }
+        self._pub = {term: self.create_publisher(JointState, f'~/{term}_torques', 10)
+                     for term in TERMS}
         self._command_pub = self.create_publisher(Float64MultiArray, '~/effort_command', 10)
+        self._prediction_pub = self.create_publisher(JointTrajectory, '~/prediction', 10)
+        self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
 
-        description = self._description_from_parameters()
-        if description is not None:
-            self._set_model(description)
+        values = self._parameter_values()
+        source = self._description_from_parameters(values)
+        if source is not None:
+            model = self._build_model(source, values)
+            self.settings = Settings(values, model.joint_names)
+            self._install_model(model)
         else:
             latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                                  durability=DurabilityPolicy.TRANSIENT_LOCAL)
             self.create_subscription(String, '/robot_description',
                                      self.robot_description_callback, latched)
-            self.get_logger().info('waiting for a URDF on /robot_description')
+            self.get_logger().info('no robot_description or urdf_path parameter: waiting for '
+                                   'a URDF on /robot_description')
 
-        # best effort receives from reliable and best-effort publishers alike
+        # best effort receives from reliable and best-effort publishers alike; the queue holds
+        # a burst of messages (qos_profile_sensor_data keeps only 5)
+        joint_state_qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT,
+                                     durability=DurabilityPolicy.VOLATILE)
         self.create_subscription(JointState, 'joint_states', self.joint_state_callback,
-                                 qos_profile_sensor_data)
+                                 joint_state_qos)
+        self.create_subscription(JointTrajectory, '~/reference', self.reference_callback, 10)
+        self.create_service(GetMassMatrix, '~/get_mass_matrix', self.get_mass_matrix_callback)
+        self.create_service(GetCartesianDynamics, '~/get_cartesian_dynamics',
+                            self.get_cartesian_dynamics_callback)
+        self.create_service(ComputeInverseDynamics, '~/compute_inverse_dynamics',
+                            self.compute_inverse_dynamics_callback)
+        self.create_service(ComputeForwardDynamics, '~/compute_forward_dynamics',
+                            self.compute_forward_dynamics_callback)
+        self.create_service(SetPayload, '~/set_payload', self.set_payload_callback)
+        self.add_on_set_parameters_callback(self.parameters_callback)
+        self.create_timer(float(self.get_parameter('diagnostics_period').value),
+                          self.diagnostics_callback)
 
-    def _description_from_parameters(self):
-        xml = self.get_parameter('robot_description').value
-        if xml:
-            return xml
-        path = self.get_parameter('urdf_path').value
-        if path:
-            return str(resolve_urdf(path))
+    # -- model ---------------------------------------------------------------------------------
+    def _parameter_values(self, overrides=()):
+        values = {name: self.get_parameter_or(name, Parameter(name)).value
+                  for name in PARAMETERS}
+        values.update({p.name: p.value for p in overrides})
+        return values
+
+    @staticmethod
+    def _description_from_parameters(values):
+        if values['robot_description']:
+            return values['robot_description']
+        if values['urdf_path']:
+            return read_description(values['urdf_path'])
         return None
 
-    def _set_model(self, source):
-        base = self.get_parameter('base_link').value or None
-        tip = self.get_parameter('tip_link').value or None
-        gravity = self.get_parameter('gravity').value
-        self.model = load_urdf(source, base_link=base, tip_link=tip, gravity=gravity)
-        self._joint_map = JointMap(self.model.joint_names)
-        command = self.get_parameter('command_joints').value or self.model.joint_names
-        unknown = [j for j in command if j not in self.model.joint_names]
-        if unknown:
-            raise DenocError('command_joints names unknown joint(s): ' + ', '.join(unknown))
-        self._command_joints = list(command)
-        self._command_index = np.array([self.model.joint_names.index(j) for j in command])
-        self.get_logger().info(
-            f'model {self.model.name!r}: {self.model.dof} joints '
-            f'({", ".join(self.model.joint_names)})')
+    @staticmethod
+    def _build_model(source, values):
+        return load_urdf(source, base_link=values['base_link'] or None,
+                         tip_link=values['tip_link'] or None, gravity=values['gravity'])
+
+    def _install_model(self, base_model):
+        """Use a new base model (payloads are cleared: their links may be gone)."""
+        self._base_model = self.model = base_model
+        if self._payloads:
+            self.get_logger().warning('new robot model: payloads removed')
+        self._payloads = {}
+        self._joint_map = JointMap(base_model.joint_names)
+        self._set_command_order(self.settings.command_joints)
+        self._latest = None
+        self._reference = None
+        self.get_logger().info(f'model {base_model.name!r}: {base_model.dof} joints '
+                               f'({", ".join(base_model.joint_names)})')
+
+    def _set_command_order(self, command_joints):
+        names = command_joints or list(self.model.joint_names)
+        self._command_joints = names
+        self._command_index = np.array([self.model.joint_names.index(j) for j in names])
 
     def robot_description_callback(self, msg):
         """Build (or rebuild) the model from a URDF published on /robot_description."""
         try:
-            self._set_model(msg.data)
+            values = self._parameter_values()
+            model = self._build_model(msg.data, values)
+            self.settings = Settings(values, model.joint_names)
+            self._install_model(model)
         except DenocError as err:
+            self.stats.bad_input(f'robot_description rejected: {err}')
             self.get_logger().error(f'robot_description rejected: {err}')
 
+    def parameters_callback(self, parameters):
+        """Validate runtime parameter changes; a new model is built before it is accepted."""
+        values = self._parameter_values(parameters)
+        try:
+            changed = {p.name for p in parameters}
+            joint_names = self.model.joint_names if self.model is not None else None
+            new_model = None
+            if changed & set(MODEL_PARAMETERS):
+                source = self._description_from_parameters(values)
+                if source is None:
+                    raise InputError('robot_description and urdf_path cannot both be empty')
+                new_model = self._build_model(source, values)
+                joint_names = new_model.joint_names
+            settings = Settings(values, joint_names)
+        except DenocError as err:
+            return SetParametersResult(successful=False, reason=str(err))
+        self.settings = settings
+        if new_model is not None:
+            self._install_model(new_model)
+        elif self.model is not None:
+            self._set_command_order(settings.command_joints)
+        return SetParametersResult(successful=True)
+
+    # -- topics ----------------------------------------------------------------------------------
     def joint_state_callback(self, msg):
-        """Compute and publish the feed-forward terms at the measured state."""
+        """Compute and publish the feed-forward terms (and a prediction) for one joint state."""
+        self.stats.received += 1
+        self.stats.period_received += 1
+        if self.model is None:
+            self.stats.bad_input('joint state before any robot model')
+            return
+        start = time.perf_counter()
+        try:
+            q = self._joint_map.gather(msg.name, msg.position, 'positions', required=True)
+            qd = self._joint_map.gather(msg.name, msg.velocity, 'velocities')
+            effort = (self._joint_map.gather(msg.name, msg.effort, 'efforts')
+                      if len(msg.effort) else None)
+        except DenocError as err:
+            self._reject(f'joint state dropped: {err}')
+            return
+        self._latest = (q, qd, effort)
+        terms = feedforward_terms(self.model, q, qd, self._active_reference(),
+                                  self.settings.feedforward_state)
+        values = {'gravity': terms.gravity, 'coriolis': terms.coriolis,
+                  'inertia': terms.inertia, 'feedforward': terms.total}
+        if not all(np.all(np.isfinite(v)) for v in values.values()):
+            self._reject('non-finite torques at this state: nothing published')
+            return
+        for term, value in values.items():
+            self._pub[term].publish(self._joint_state(msg.header, value))
+        self._command_pub.publish(self._command(terms.total))
+        if effort is not None:
+            self._publish_prediction(msg.header, q, qd, effort)
+        self.stats.published += 1
+        self.stats.compute_time(time.perf_counter() - start)
+
+    def _publish_prediction(self, header, q, qd, effort):
+        horizon = self.settings.prediction_horizon
+        q_h, qd_h, qdd_h = predict(self.model, q, qd, effort, horizon,
+                                   self.settings.prediction_substeps)
+        if not (np.all(np.isfinite(q_h)) and np.all(np.isfinite(qd_h))
+                and np.all(np.isfinite(qdd_h))):
+            self._reject('prediction diverged: nothing published')
+            return
+        out = JointTrajectory()
+        out.header = header
+        out.joint_names = list(self.model.joint_names)
+        point = JointTrajectoryPoint(positions=q_h.tolist(), velocities=qd_h.tolist(),
+                                     accelerations=qdd_h.tolist(), effort=effort.tolist())
+        point.time_from_start = Duration(seconds=horizon).to_msg()
+        out.points = [point]
+        self._prediction_pub.publish(out)
+
+    def reference_callback(self, msg):
+        """Keep the first point of a reference trajectory as the desired state."""
         if self.model is None:
             return
         try:
-            q = self._joint_map.gather(msg.name, msg.position, 'positions')
-            qd = self._joint_map.gather(msg.name, msg.velocity, 'velocities')
+            if not msg.points:
+                raise InputError('reference has no points')
+            point = msg.points[0]
+            q_d = self._joint_map.gather(msg.joint_names, point.positions, 'positions',
+                                         required=True)
+            qd_d = self._joint_map.gather(msg.joint_names, point.velocities, 'velocities')
+            qdd_d = self._joint_map.gather(msg.joint_names, point.accelerations,
+                                           'accelerations')
         except DenocError as err:
-            self.get_logger().warn(f'joint state ignored: {err}', throttle_duration_sec=2.0)
+            self._reject(f'reference dropped: {err}')
             return
-        g = dynamics.gravity_torques(self.model, q)
-        c = dynamics.coriolis_torques(self.model, q, qd)
-        inertia = np.zeros(self.model.dof)
-        total = g + c + inertia
-        for term, value in (('gravity', g), ('coriolis', c), ('inertia', inertia),
-                            ('feedforward', total)):
-            self._pub[term].publish(self._joint_state(msg.header, value))
-        command = Float64MultiArray()
-        command.layout.dim = [MultiArrayDimension(label='joints', size=len(self._command_index),
-                                                  stride=len(self._command_index))]
-        command.data = total[self._command_index].tolist()
-        self._command_pub.publish(command)
+        self._reference = ((q_d, qd_d, qdd_d), time.monotonic())
+
+    def _active_reference(self):
+        if self._reference is None:
+            return None
+        desired, received = self._reference
+        timeout = self.settings.reference_timeout
+        if timeout > 0 and time.monotonic() - received > timeout:
+            return None
+        return desired
+
+    def _reject(self, reason):
+        self.stats.bad_input(reason)
+        self.get_logger().warning(reason, throttle_duration_sec=2.0)
 
     def _joint_state(self, header, effort):
         out = JointState()
@@ -146,6 +363,157 @@ class DynamicsNode(Node):
         out.effort = effort.tolist()
         return out
 
+    def _command(self, total):
+        out = Float64MultiArray()
+        n = len(self._command_index)
+        out.layout.dim = [MultiArrayDimension(label='joints', size=n, stride=n)]
+        out.data = total[self._command_index].tolist()
+        return out
+
+    # -- services --------------------------------------------------------------------------------
+    def _request_state(self, positions, velocities=None):
+        """Return (q, qd) from a request: empty arrays mean the latest joint state."""
+        if self.model is None:
+            raise InputError('no robot model loaded yet')
+        q = self._state_vector(positions, 'positions', 0)
+        qd = self._state_vector(velocities, 'velocities', 1) if velocities is not None else None
+        return q, qd
+
+    def _state_vector(self, values, what, index):
+        if len(values) == 0:
+            if self._latest is None:
+                raise InputError(f'{what} empty and no joint state received yet')
+            if self._latest[index] is None:
+                raise InputError(f'{what} empty and the latest joint state has no {what}')
+            return self._latest[index]
+        v = np.asarray(values, dtype=float)
+        if v.shape != (self.model.dof,):
+            raise InputError(f'{what} has {v.size} values; the model has {self.model.dof} '
+                             f'joints ({", ".join(self.model.joint_names)})')
+        if not np.all(np.isfinite(v)):
+            raise InputError(f'{what}[{int(np.flatnonzero(~np.isfinite(v))[0])}] is not finite')
+        return v
+
+    def _answer(self, response, fill):
+        """Run ``fill(response)``; on a library error return success=false and the message."""
+        try:
+            fill(response)
+            response.success = True
+            response.message = ''
+        except DenocError as err:
+            response.success = False
+            response.message = str(err)
+        return response
+
+    def get_mass_matrix_callback(self, request, response):
+        """Answer M(q), row-major."""
+        def fill(r):
+            q, _ = self._request_state(request.positions)
+            r.mass_matrix = dynamics.mass_matrix(self.model, q).ravel().tolist()
+            r.joint_names = list(self.model.joint_names)
+        return self._answer(response, fill)
+
+    def get_cartesian_dynamics_callback(self, request, response):
+        """Answer J, Lambda, mu and p of a frame."""
+        def fill(r):
+            q, qd = self._request_state(request.positions, request.velocities)
+            result = cartesian_dynamics(self.model, q, qd, request.frame or None)
+            r.joint_names = list(self.model.joint_names)
+            r.frame = result.frame
+            r.jacobian = result.jacobian.ravel().tolist()
+            r.inertia = result.inertia.ravel().tolist()
+            r.coriolis = result.coriolis.tolist()
+            r.gravity = result.gravity.tolist()
+            r.condition_number = float(result.condition_number)
+        return self._answer(response, fill)
+
+    def compute_inverse_dynamics_callback(self, request, response):
+        """Answer tau = M qdd + C qd + g and its terms."""
+        def fill(r):
+            q, qd = self._request_state(request.positions, request.velocities)
+            qdd = (self._state_vector(request.accelerations, 'accelerations', None)
+                   if len(request.accelerations) else np.zeros(self.model.dof))
+            g = dynamics.gravity_torques(self.model, q)
+            c = dynamics.coriolis_torques(self.model, q, qd)
+            tau = dynamics.inverse_dynamics(self.model, q, qd, qdd)
+            r.joint_names = list(self.model.joint_names)
+            r.effort, r.gravity, r.coriolis = tau.tolist(), g.tolist(), c.tolist()
+            r.inertia = (tau - c - g).tolist()
+        return self._answer(response, fill)
+
+    def compute_forward_dynamics_callback(self, request, response):
+        """Answer qdd = FD(q, qd, effort)."""
+        def fill(r):
+            q, qd = self._request_state(request.positions, request.velocities)
+            effort = self._state_vector(request.efforts, 'efforts', 2)
+            r.accelerations = dynamics.forward_dynamics(self.model, q, qd, effort).tolist()
+            r.joint_names = list(self.model.joint_names)
+        return self._answer(response, fill)
+
+    def set_payload_callback(self, request, response):
+        """Attach (mass > 0) or remove (mass 0) the payload of a link and rebuild the model."""
+        def fill(r):
+            if self.model is None:
+                raise InputError('no robot model loaded yet')
+            link = request.link or self.model.tip_link
+            self.model.frame(link)  # InputError naming an unknown link
+            p = request.payload
+            inertia = np.array([[p.ixx, p.ixy, p.ixz], [p.ixy, p.iyy, p.iyz],
+                                [p.ixz, p.iyz, p.izz]])
+            payloads = dict(self._payloads)
+            if p.m == 0.0 and not np.any(inertia):
+                payloads.pop(link, None)
+            else:
+                payloads[link] = (p.m, [p.com.x, p.com.y, p.com.z], inertia)
+            model = self._base_model
+            for name, (mass, com, tensor) in payloads.items():
+                model = attach_payload(model, name, mass, com, tensor)
+            self._payloads, self.model = payloads, model
+            r.link = link
+            r.total_mass = float(np.sum(model.mass))
+            self.get_logger().info(f'payload on {link}: {p.m} kg; moving mass now '
+                                   f'{r.total_mass:.3f} kg')
+        return self._answer(response, fill)
+
+    # -- diagnostics -----------------------------------------------------------------------------
+    def diagnostics_callback(self):
+        """Publish one DiagnosticStatus: model, joints, input rate, compute time, bad inputs."""
+        now = time.monotonic()
+        period = max(now - self._last_report, 1e-9)
+        self._last_report = now
+        s = self.stats
+        status = DiagnosticStatus(name=f'{self.get_name()}: dynamics',
+                                  hardware_id=self.model.name if self.model else '')
+        if self.model is None:
+            status.level, status.message = DiagnosticStatus.ERROR, 'no robot model'
+        elif s.period_invalid:
+            status.level = DiagnosticStatus.WARN
+            status.message = f'{s.period_invalid} invalid input(s): {s.last_error}'
+        elif s.period_received == 0:
+            status.level, status.message = DiagnosticStatus.WARN, 'no joint states'
+        else:
+            status.level, status.message = DiagnosticStatus.OK, 'publishing'
+        mean = s.compute_sum / s.computed if s.computed else 0.0
+        values = {
+            'model_loaded': self.model is not None,
+            'robot': self.model.name if self.model else '',
+            'joints': ', '.join(self.model.joint_names) if self.model else '',
+            'payload_links': ', '.join(sorted(self._payloads)),
+            'joint_states_received': s.received,
+            'input_rate_hz': f'{s.period_received / period:.1f}',
+            'published': s.published,
+            'invalid_inputs': s.invalid,
+            'compute_time_mean_ms': f'{1e3 * mean:.3f}',
+            'compute_time_max_ms': f'{1e3 * s.compute_max:.3f}',
+            'reference_active': self._active_reference() is not None,
+            'last_error': s.last_error,
+        }
+        status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        self._diagnostics_pub.publish(array)
+        s.end_period()
+
 
 def main(args=None):
     """Run the node until shutdown."""
@@ -153,4 +521,5 @@ def main(args=None):
 
 
 if __name__ == '__main__':
+    import sys
     sys.exit(main())

@@ -1,0 +1,89 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Computed-torque feed-forward and short-horizon predictions: what the dynamics node publishes.
+
+Feed-forward (Craig's computed-torque law without the servo part): with a desired state
+``(q_d, qd_d, qdd_d)`` the joint effort ``M qdd_d + C qd_d + g``, split into its three terms and
+evaluated either at the desired state (``'desired'``: ``M(q_d)``, ``C(q_d, qd_d)``, ``g(q_d)``)
+or at the measured one (``'measured'``: ``M(q)``, ``C(q, qd)``, ``g(q)``, the Christoffel ``C``).
+Without a desired state the terms are taken at the measured state with zero desired
+acceleration: ``0``, ``C(q, qd) qd``, ``g(q)``.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dynamics import (coriolis_matrix, coriolis_torques, forward_dynamics, gravity_torques,
+                       inverse_dynamics, mass_matrix)
+from .errors import InputError
+from .simulation import simulate
+
+EVALUATE_AT = ('desired', 'measured')
+
+
+@dataclass(frozen=True, eq=False)
+class FeedforwardTerms:
+    """The three terms of the feed-forward effort, each (n,); ``total`` is their sum."""
+
+    inertia: np.ndarray
+    coriolis: np.ndarray
+    gravity: np.ndarray
+
+    @property
+    def total(self):
+        """Return inertia + coriolis + gravity."""
+        return self.inertia + self.coriolis + self.gravity
+
+
+def feedforward_terms(model, q, qd, desired=None, evaluate_at='desired'):
+    """
+    Return the :class:`FeedforwardTerms` at a measured state and an optional desired one.
+
+    ``desired``: None, or ``(q_d, qd_d, qdd_d)``. ``evaluate_at``: ``'desired'`` or
+    ``'measured'`` (see the module docstring).
+    """
+    if evaluate_at not in EVALUATE_AT:
+        raise InputError(f'evaluate_at is {evaluate_at!r}; choose one of {EVALUATE_AT}')
+    if desired is None:
+        return FeedforwardTerms(np.zeros(model.dof), coriolis_torques(model, q, qd),
+                                gravity_torques(model, q))
+    q_d, qd_d, qdd_d = desired
+    if evaluate_at == 'desired':
+        gravity = gravity_torques(model, q_d)
+        coriolis = coriolis_torques(model, q_d, qd_d)
+        inertia = inverse_dynamics(model, q_d, qd_d, qdd_d) - coriolis - gravity
+        return FeedforwardTerms(inertia, coriolis, gravity)
+    return FeedforwardTerms(mass_matrix(model, q) @ np.asarray(qdd_d, dtype=float),
+                            coriolis_matrix(model, q, qd) @ np.asarray(qd_d, dtype=float),
+                            gravity_torques(model, q))
+
+
+def predict(model, q, qd, effort, horizon, substeps=1):
+    """
+    Return ``(q, qd, qdd)`` after ``horizon`` seconds of contact-free motion under ``effort``.
+
+    The effort is held constant; the forward dynamics is integrated with ``substeps`` classical
+    Runge-Kutta steps. ``horizon = 0`` gives the present state and ``qdd = FD(q, qd, effort)``.
+    """
+    if horizon < 0:
+        raise InputError(f'prediction horizon is {horizon}; it must be >= 0')
+    q_h, qd_h = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+    if horizon > 0:
+        run = simulate(model, q_h, qd_h, horizon, dt=horizon / max(1, int(substeps)),
+                       tau=effort, method='rk4')
+        q_h, qd_h = run.q[-1], run.qd[-1]
+    return q_h, qd_h, forward_dynamics(model, q_h, qd_h, effort)

@@ -1,0 +1,443 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The dynamics node over real rclpy topics and services (in-process, DDS on loopback).
+
+A probe node publishes joint states, references and descriptions and calls every service; the
+node's outputs are compared with the library at the same states (the node only converts
+messages), and where possible with something else: a different algorithm (M qdd_d against
+inverse dynamics), an integrator that is not ours (SciPy for the prediction), a hand formula
+(a payload's gravity torque through the tip Jacobian).
+"""
+
+import time
+
+import denoc_ros as dr
+from denoc_ros.resources import bundled_urdf
+from denoc_ros.ros.dynamics_node import DynamicsNode
+import denoc_ros_interfaces.srv as srv
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import Inertia, Vector3
+import numpy as np
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from scipy.integrate import solve_ivp
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+pytestmark = pytest.mark.ros
+TERMS = ('gravity', 'coriolis', 'inertia', 'feedforward')
+TOL = {'rtol': 1e-12, 'atol': 1e-12}
+
+
+class Harness:
+    """The node under test plus a probe node, spun by one executor."""
+
+    def __init__(self, context, node):
+        self.node = node
+        self.probe = rclpy.create_node('probe', context=context)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(node)
+        self.executor.add_node(self.probe)
+        p = self.probe
+        self.joint_pub = p.create_publisher(JointState, 'joint_states', 10)
+        self.reference_pub = p.create_publisher(JointTrajectory, '/denoc_dynamics/reference', 10)
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.description_pub = p.create_publisher(String, '/robot_description', latched)
+        self.received = {}
+        subs = [(JointState, f'/denoc_dynamics/{t}_torques', t) for t in TERMS]
+        subs += [(Float64MultiArray, '/denoc_dynamics/effort_command', 'command'),
+                 (JointTrajectory, '/denoc_dynamics/prediction', 'prediction'),
+                 (DiagnosticArray, '/diagnostics', 'diagnostics')]
+        self.subs = [p.create_subscription(
+            kind, topic, lambda m, key=key: self.received.setdefault(key, []).append(m), 10)
+            for kind, topic, key in subs]
+
+    def spin_until(self, predicate, timeout=10.0):
+        """Spin both nodes until ``predicate()`` holds; return whether it did."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if predicate():
+                return True
+            self.executor.spin_once(timeout_sec=0.02)
+        return predicate()
+
+    def count(self, key):
+        """Return how many messages arrived on an output."""
+        return len(self.received.get(key, []))
+
+    def connect(self):
+        """Wait until the probe and the node see each other on every topic."""
+        assert self.spin_until(lambda: self.joint_pub.get_subscription_count() > 0 and all(
+            s.get_publisher_count() > 0 for s in self.subs[:6])), 'node never connected'
+
+    def send(self, names, q, qd=(), effort=(), stamp=(7, 42), expect=TERMS):
+        """Publish one joint state; wait for one new message on each output in ``expect``."""
+        before = {k: self.count(k) for k in expect}
+        msg = JointState(name=list(names), position=list(q), velocity=list(qd),
+                         effort=list(effort))
+        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
+        self.joint_pub.publish(msg)
+        assert self.spin_until(lambda: all(self.count(k) > before[k] for k in expect)), \
+            f'outputs after one joint state: { {k: self.count(k) for k in expect} }'
+        return {k: self.received[k][-1] for k in expect}
+
+    def call(self, srv_type, name, request):
+        """Call a service of the node and return the response."""
+        client = self.probe.create_client(srv_type, f'/denoc_dynamics/{name}')
+        try:
+            assert client.wait_for_service(timeout_sec=10.0)
+            future = client.call_async(request)
+            self.executor.spin_until_future_complete(future, timeout_sec=10.0)
+            assert future.done(), f'{name} did not answer'
+            return future.result()
+        finally:
+            self.probe.destroy_client(client)
+
+    def close(self):
+        """Destroy both nodes."""
+        self.executor.shutdown()
+        self.probe.destroy_node()
+        self.node.destroy_node()
+
+
+@pytest.fixture
+def make_node(rclpy_context):
+    """Return a factory: parameters -> a started Harness; everything is destroyed afterwards."""
+    made = []
+
+    def factory(**params):
+        overrides = [Parameter(k, value=v) for k, v in params.items()]
+        harness = Harness(rclpy_context, DynamicsNode(context=rclpy_context,
+                                                      parameter_overrides=overrides))
+        made.append(harness)
+        return harness
+    yield factory
+    for harness in made:
+        harness.close()
+
+
+def random_state(model, seed):
+    """Return a random (q, qd, qdd) for a model."""
+    rng = np.random.default_rng(seed)
+    return tuple(rng.uniform(-1.0, 1.0, model.dof) for _ in range(3))
+
+
+# -- robot description ---------------------------------------------------------------------------
+def test_description_from_parameter_xml(make_node):
+    """robot_description (URDF XML) is the first source."""
+    xml = bundled_urdf('craig_rr').read_text()
+    h = make_node(robot_description=xml, urdf_path='ur5e')
+    assert h.node.model.name == dr.load_urdf(xml).name
+    assert h.node.model.dof == 2
+
+
+def test_description_from_urdf_path_and_xacro(make_node, tmp_path):
+    """urdf_path takes a bundled name, a file, or a .xacro file expanded with xacro."""
+    assert make_node(urdf_path='ur5e').node.model.dof == 6
+    text = bundled_urdf('craig_rr').read_text()
+    assert 'mass value="1.5"' in text
+    start = text.index('>', text.index('<robot ')) + 1
+    xmlns = 'xmlns:xacro="http://www.ros.org/wiki/xacro" '
+    xacro_text = (text[:start].replace('<robot ', '<robot ' + xmlns)
+                  + '<xacro:property name="m2" value="2.25"/>'
+                  + text[start:].replace('mass value="1.5"', 'mass value="${m2}"'))
+    path = tmp_path / 'arm.urdf.xacro'
+    path.write_text(xacro_text)
+    model = make_node(urdf_path=str(path)).node.model
+    assert model.dof == 2
+    assert model.mass[1] == pytest.approx(2.25)
+
+
+def test_description_from_topic_rebuilds(make_node):
+    """Without parameters the node takes /robot_description, and rebuilds on a new one."""
+    h = make_node()
+    assert h.node.model is None
+    h.description_pub.publish(String(data=bundled_urdf('craig_rr').read_text()))
+    assert h.spin_until(lambda: h.node.model is not None)
+    assert h.node.model.dof == 2
+    h.description_pub.publish(String(data=bundled_urdf('saha_planar_3r').read_text()))
+    assert h.spin_until(lambda: h.node.model.dof == 3)
+    model = h.node.model
+    h.connect()
+    q, qd, _ = random_state(model, 1)
+    out = h.send(model.joint_names, q, qd)
+    np.testing.assert_allclose(out['gravity'].effort, dr.gravity_torques(model, q), **TOL)
+
+
+# -- topics --------------------------------------------------------------------------------------
+def test_outputs_any_order_extra_joints(make_node):
+    """Reordered names with extra joints map by name; every output equals the library."""
+    model = dr.load_urdf(bundled_urdf('ur5e'))
+    command_order = list(reversed(model.joint_names))
+    h = make_node(urdf_path='ur5e', command_joints=command_order)
+    h.connect()
+    q, qd, _ = random_state(model, 2)
+    order = [3, 0, 5, 1, 4, 2]
+    names = ['gripper_finger'] + [model.joint_names[i] for i in order] + ['camera_pan']
+    out = h.send(names, [0.5] + list(q[order]) + [1.0], [0.0] + list(qd[order]) + [0.0],
+                 expect=TERMS + ('command',))
+    g = dr.gravity_torques(model, q)
+    c = dr.coriolis_matrix(model, q, qd) @ qd
+    expected = {'gravity': g, 'coriolis': c, 'inertia': np.zeros(6), 'feedforward': g + c}
+    for term, value in expected.items():
+        assert list(out[term].name) == list(model.joint_names)
+        assert (out[term].header.stamp.sec, out[term].header.stamp.nanosec) == (7, 42)
+        np.testing.assert_allclose(out[term].effort, value, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(out['command'].data, (g + c)[::-1], rtol=1e-10, atol=1e-10)
+    assert 'prediction' not in h.received  # no efforts in the joint state: no prediction
+
+
+def test_reference_gives_computed_torque_feedforward(make_node):
+    """With a reference the feed-forward is ID at the desired state; 'measured' mode too."""
+    model = dr.load_urdf(bundled_urdf('stanford_arm'))
+    h = make_node(urdf_path='stanford_arm', reference_timeout=0.0)
+    h.connect()
+    q, qd, _ = random_state(model, 3)
+    q_d, qd_d, qdd_d = random_state(model, 4)
+    order = np.random.default_rng(5).permutation(model.dof)
+    ref = JointTrajectory(joint_names=[model.joint_names[i] for i in order])
+    ref.points = [JointTrajectoryPoint(positions=list(q_d[order]), velocities=list(qd_d[order]),
+                                       accelerations=list(qdd_d[order])),
+                  JointTrajectoryPoint(positions=list(q[order]))]
+    h.reference_pub.publish(ref)
+    assert h.spin_until(lambda: h.node._active_reference() is not None)
+    out = h.send(model.joint_names, q, qd)
+    tol = {'rtol': 1e-9, 'atol': 1e-9}
+    np.testing.assert_allclose(out['feedforward'].effort,
+                               dr.inverse_dynamics(model, q_d, qd_d, qdd_d), **tol)
+    np.testing.assert_allclose(out['inertia'].effort, dr.mass_matrix(model, q_d) @ qdd_d, **tol)
+    np.testing.assert_allclose(out['coriolis'].effort,
+                               dr.coriolis_matrix(model, q_d, qd_d) @ qd_d, **tol)
+    np.testing.assert_allclose(out['gravity'].effort, dr.gravity_torques(model, q_d), **tol)
+
+    result = h.node.set_parameters([Parameter('feedforward_state', value='measured')])
+    assert result[0].successful
+    out = h.send(model.joint_names, q, qd)
+    np.testing.assert_allclose(out['inertia'].effort, dr.mass_matrix(model, q) @ qdd_d, **tol)
+    np.testing.assert_allclose(out['coriolis'].effort,
+                               dr.coriolis_matrix(model, q, qd) @ qd_d, **tol)
+    np.testing.assert_allclose(out['gravity'].effort, dr.gravity_torques(model, q), **tol)
+
+
+def test_reference_expires(make_node):
+    """A reference older than reference_timeout is ignored: terms at the measured state."""
+    model = dr.load_urdf(bundled_urdf('craig_rr'))
+    h = make_node(urdf_path='craig_rr', reference_timeout=0.2)
+    h.connect()
+    ref = JointTrajectory(joint_names=list(model.joint_names),
+                          points=[JointTrajectoryPoint(positions=[0.3, 0.2],
+                                                       accelerations=[1.0, 1.0])])
+    h.reference_pub.publish(ref)
+    assert h.spin_until(lambda: h.node._active_reference() is not None)
+    h.spin_until(lambda: h.node._active_reference() is None, timeout=2.0)
+    q = np.array([1.0, -0.5])
+    out = h.send(model.joint_names, q, [0.0, 0.0])
+    np.testing.assert_allclose(out['gravity'].effort, dr.gravity_torques(model, q), **TOL)
+    np.testing.assert_allclose(out['inertia'].effort, [0.0, 0.0], atol=0)
+
+
+def test_prediction_matches_an_independent_integrator(make_node):
+    """~/prediction: the state after the horizon under the measured efforts (vs SciPy DOP853)."""
+    model = dr.load_urdf(bundled_urdf('puma560'))
+    horizon = 0.05
+    h = make_node(urdf_path='puma560', prediction_horizon=horizon, prediction_substeps=10)
+    h.connect()
+    q, qd, _ = random_state(model, 6)
+    # efforts that give accelerations of order 1 rad/s^2 on every joint, light wrist included
+    push = dr.mass_matrix(model, q) @ np.random.default_rng(7).uniform(-2, 2, model.dof)
+    effort = dr.gravity_torques(model, q) + push
+    out = h.send(model.joint_names, q, qd, effort, expect=('prediction',))['prediction']
+    assert list(out.joint_names) == list(model.joint_names)
+    (point,) = out.points
+    assert point.time_from_start.sec == 0
+    assert point.time_from_start.nanosec == int(horizon * 1e9)
+
+    def rate(t, x):
+        return np.concatenate((x[6:], dr.forward_dynamics(model, x[:6], x[6:], effort)))
+    ref = solve_ivp(rate, (0, horizon), np.concatenate((q, qd)), method='DOP853',
+                    rtol=1e-12, atol=1e-12).y[:, -1]
+    np.testing.assert_allclose(point.positions, ref[:6], atol=1e-8)
+    np.testing.assert_allclose(point.velocities, ref[6:], atol=1e-7)
+    np.testing.assert_allclose(point.accelerations, rate(0, ref)[6:], atol=1e-6)
+    np.testing.assert_allclose(point.effort, effort, **TOL)
+
+
+# -- services ------------------------------------------------------------------------------------
+def test_services_answer_and_reject(make_node):
+    """Every service answers good requests with the library's numbers and rejects bad ones."""
+    model = dr.load_urdf(bundled_urdf('panda'))
+    h = make_node(urdf_path='panda')
+    q, qd, qdd = random_state(model, 8)
+
+    r = h.call(srv.GetMassMatrix, 'get_mass_matrix', srv.GetMassMatrix.Request())
+    assert not r.success and 'no joint state' in r.message
+    r = h.call(srv.GetMassMatrix, 'get_mass_matrix', srv.GetMassMatrix.Request(positions=q))
+    assert r.success and list(r.joint_names) == list(model.joint_names)
+    np.testing.assert_allclose(np.reshape(r.mass_matrix, (7, 7)), dr.mass_matrix(model, q),
+                               **TOL)
+    r = h.call(srv.GetMassMatrix, 'get_mass_matrix',
+               srv.GetMassMatrix.Request(positions=[0.0, 1.0]))
+    assert not r.success and '2 values' in r.message and 'panda_joint1' in r.message
+    bad = q.copy()
+    bad[3] = np.nan
+    r = h.call(srv.GetMassMatrix, 'get_mass_matrix', srv.GetMassMatrix.Request(positions=bad))
+    assert not r.success and 'positions[3]' in r.message
+
+    # empty positions: the latest joint state
+    h.connect()
+    h.send(model.joint_names, q, qd, dr.inverse_dynamics(model, q, qd, qdd),
+           expect=TERMS + ('prediction',))
+    r = h.call(srv.GetMassMatrix, 'get_mass_matrix', srv.GetMassMatrix.Request())
+    assert r.success
+    np.testing.assert_allclose(np.reshape(r.mass_matrix, (7, 7)), dr.mass_matrix(model, q),
+                               **TOL)
+
+    req = srv.GetCartesianDynamics.Request(positions=q, velocities=qd, frame='panda_link8')
+    r = h.call(srv.GetCartesianDynamics, 'get_cartesian_dynamics', req)
+    assert r.success and r.frame == 'panda_link8'
+    ref = dr.cartesian_dynamics(model, q, qd, 'panda_link8')
+    np.testing.assert_allclose(np.reshape(r.jacobian, (6, 7)), ref.jacobian, **TOL)
+    np.testing.assert_allclose(np.reshape(r.inertia, (6, 6)), ref.inertia, rtol=1e-12,
+                               atol=1e-9)
+    np.testing.assert_allclose(r.coriolis, ref.coriolis, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(r.gravity, ref.gravity, rtol=1e-12, atol=1e-9)
+    assert r.condition_number == pytest.approx(float(ref.condition_number))
+    req.frame = 'no_such_link'
+    r = h.call(srv.GetCartesianDynamics, 'get_cartesian_dynamics', req)
+    assert not r.success and 'no_such_link' in r.message
+    r = h.call(srv.GetCartesianDynamics, 'get_cartesian_dynamics',
+               srv.GetCartesianDynamics.Request())
+    assert r.success and r.frame == model.tip_link  # empty: latest state, tip link
+
+    r = h.call(srv.ComputeInverseDynamics, 'compute_inverse_dynamics',
+               srv.ComputeInverseDynamics.Request(positions=q, velocities=qd, accelerations=qdd))
+    assert r.success
+    np.testing.assert_allclose(r.effort, dr.inverse_dynamics(model, q, qd, qdd), **TOL)
+    np.testing.assert_allclose(r.inertia, dr.mass_matrix(model, q) @ qdd, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(r.gravity, dr.gravity_torques(model, q), **TOL)
+    r = h.call(srv.ComputeInverseDynamics, 'compute_inverse_dynamics',
+               srv.ComputeInverseDynamics.Request(accelerations=[1.0]))
+    assert not r.success and 'accelerations' in r.message
+
+    tau = dr.inverse_dynamics(model, q, qd, qdd)
+    r = h.call(srv.ComputeForwardDynamics, 'compute_forward_dynamics',
+               srv.ComputeForwardDynamics.Request(positions=q, velocities=qd, efforts=tau))
+    assert r.success
+    np.testing.assert_allclose(r.accelerations, qdd, rtol=1e-9, atol=1e-9)
+    r = h.call(srv.ComputeForwardDynamics, 'compute_forward_dynamics',
+               srv.ComputeForwardDynamics.Request())  # latest state incl. its efforts
+    assert r.success
+    np.testing.assert_allclose(r.accelerations, qdd, rtol=1e-9, atol=1e-9)
+    r = h.call(srv.ComputeForwardDynamics, 'compute_forward_dynamics',
+               srv.ComputeForwardDynamics.Request(positions=q, velocities=qd,
+                                                  efforts=[np.inf] * 7))
+    assert not r.success and 'efforts[0]' in r.message
+
+
+def test_set_payload_changes_gravity_torques(make_node):
+    """A payload at the tip adds J_v^T m_p g to the gravity torques; mass 0 removes it."""
+    model = dr.load_urdf(bundled_urdf('ur5e'))
+    h = make_node(urdf_path='ur5e')
+    h.connect()
+    q, _, _ = random_state(model, 9)
+    m_p = 2.5
+    req = srv.SetPayload.Request(link='', payload=Inertia(m=m_p, com=Vector3(), ixx=0.01,
+                                                          iyy=0.01, izz=0.01))
+    r = h.call(srv.SetPayload, 'set_payload', req)
+    assert r.success and r.link == model.tip_link
+    assert r.total_mass == pytest.approx(float(np.sum(model.mass)) + m_p)
+    out = h.send(model.joint_names, q, np.zeros(6))
+    weight = -m_p * model.gravity  # force needed to hold the payload, base frame
+    expected = dr.gravity_torques(model, q) + dr.jacobian(model, q)[:3].T @ weight
+    np.testing.assert_allclose(out['gravity'].effort, expected, rtol=1e-10, atol=1e-10)
+
+    r = h.call(srv.SetPayload, 'set_payload',
+               srv.SetPayload.Request(link=model.tip_link, payload=Inertia(m=0.0)))
+    assert r.success
+    out = h.send(model.joint_names, q, np.zeros(6))
+    np.testing.assert_allclose(out['gravity'].effort, dr.gravity_torques(model, q), **TOL)
+
+    for link, payload, words in (('nowhere', Inertia(m=1.0), 'nowhere'),
+                                 ('', Inertia(m=-1.0), 'mass'),
+                                 ('', Inertia(m=1.0, ixx=-1.0, iyy=1.0, izz=1.0), 'inertia')):
+        r = h.call(srv.SetPayload, 'set_payload', srv.SetPayload.Request(link=link,
+                                                                         payload=payload))
+        assert not r.success and words in r.message.lower(), r.message
+
+
+# -- bad input, diagnostics, parameters ---------------------------------------------------------
+def test_bad_joint_states_are_reported_and_survived(make_node):
+    """Missing, duplicate, NaN or mismatched joint states publish nothing; a good one does."""
+    model = dr.load_urdf(bundled_urdf('craig_rr'))
+    h = make_node(urdf_path='craig_rr', diagnostics_period=0.1)
+    h.connect()
+    j1, j2 = model.joint_names
+    bad = [JointState(name=[j1], position=[0.1]),
+           JointState(name=[j1, j1], position=[0.1, 0.2]),
+           JointState(name=[j1, j2], position=[0.1, float('nan')]),
+           JointState(name=[j1, j2], position=[0.1]),
+           JointState(name=[j1, j2], position=[0.1, 0.2], velocity=[0.0]),
+           JointState(name=[j1, j2])]
+    before = h.count('feedforward')
+    for msg in bad:
+        h.joint_pub.publish(msg)
+    assert h.spin_until(lambda: h.node.stats.invalid == len(bad))
+    assert h.count('feedforward') == before
+    assert h.spin_until(lambda: any(
+        s.level == s.WARN and 'invalid' in s.message
+        for a in h.received.get('diagnostics', []) for s in a.status))
+    out = h.send(model.joint_names, [0.2, 0.4], [0.0, 0.0])
+    np.testing.assert_allclose(out['gravity'].effort, dr.gravity_torques(model, [0.2, 0.4]),
+                               **TOL)
+    status = h.received['diagnostics'][-1].status[0]
+    keys = {kv.key: kv.value for kv in status.values}
+    for key in ('model_loaded', 'joints', 'input_rate_hz', 'compute_time_mean_ms',
+                'compute_time_max_ms', 'invalid_inputs', 'joint_states_received', 'published'):
+        assert key in keys
+    assert int(keys['invalid_inputs']) == len(bad)
+
+
+def test_runtime_parameters_validated(make_node):
+    """Bad runtime values are rejected with a reason; a valid tip_link rebuilds the model."""
+    h = make_node(urdf_path='panda')
+    node = h.node
+    r = node.set_parameters([Parameter('feedforward_state', value='sideways')])[0]
+    assert not r.successful and 'feedforward_state' in r.reason
+    r = node.set_parameters([Parameter('tip_link', value='no_link')])[0]
+    assert not r.successful and 'no_link' in r.reason
+    r = node.set_parameters([Parameter('command_joints', value=['panda_joint9'])])[0]
+    assert not r.successful and 'panda_joint9' in r.reason
+    assert node.model.dof == 7
+    r = node.set_parameters([Parameter('tip_link', value='panda_link4')])[0]
+    assert r.successful
+    assert node.model.dof == 4
+    r = node.set_parameters([Parameter('prediction_horizon', value=-1.0)])[0]
+    assert not r.successful
+
+
+def test_invalid_startup_parameters_raise(rclpy_context):
+    """Invalid parameters at start-up give one clear DenocError (main() turns it into exit 1)."""
+    for params, words in (({'urdf_path': 'panda', 'feedforward_state': 'x'}, 'feedforward_state'),
+                          ({'urdf_path': 'panda', 'tip_link': 'nope'}, 'nope'),
+                          ({'urdf_path': '/no/such/file.urdf'}, 'no such file')):
+        overrides = [Parameter(k, value=v) for k, v in params.items()]
+        with pytest.raises(dr.DenocError, match=words):
+            DynamicsNode(context=rclpy_context, parameter_overrides=overrides)
