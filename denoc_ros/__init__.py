@@ -24,7 +24,7 @@ The library half (this package minus :mod:`denoc_ros.ros`) needs only NumPy/SciP
 """
 
 from .cartesian import (cartesian_dynamics, CartesianDynamics, frame_pose, jacobian,
-                        jacobian_dot_times_qd)
+                        jacobian_dot_times_qd, point_acceleration, point_velocity)
 from .dynamics import (convective_inertia_matrix, coriolis_matrix, coriolis_torques,
                        forward_dynamics, forward_dynamics_cholesky, gravity_torques,
                        inverse_dynamics, mass_matrix)
@@ -48,8 +48,8 @@ __all__ = [
     'frame_pose', 'friction_torques', 'gravity_torques', 'InputError', 'inverse_dynamics',
     'inverse_dynamics_with_friction', 'jacobian', 'jacobian_dot_times_qd',
     'joint_reaction_wrenches', 'kinetic_energy', 'load_urdf', 'mass_matrix', 'momentum',
-    'potential_energy', 'predict', 'PRISMATIC', 'REVOLUTE', 'RobotModel', 'simulate',
-    'SimulationResult', 'total_energy', 'URDFError',
+    'point_acceleration', 'point_velocity', 'potential_energy', 'predict', 'PRISMATIC', 'REVOLUTE',
+    'RobotModel', 'simulate', 'SimulationResult', 'total_energy', 'URDFError',
 ]
 
 __version__ = '0.1.0'

@@ -275,3 +275,39 @@ def cartesian_dynamics(model, q, qd, frame: Optional[str] = None, damping: float
         condition_number=float(cond) if cond.ndim == 0 else cond,
         frame=fr.name,
     )
+
+
+def _point_offset(model, q, frame, point):
+    """Return ``r = R p`` (..., 3): the point's offset from the frame origin, base axes."""
+    p = np.asarray(point, dtype=float)
+    if p.shape != (3,) or not np.all(np.isfinite(p)):
+        raise InputError(f'point must be 3 finite coordinates in the frame, got {point!r}')
+    R, _ = frame_pose(model, q, frame)
+    return np.einsum('...ij,j->...i', R, p)
+
+
+def point_velocity(model, q, qd, frame: Optional[str] = None, point=(0.0, 0.0, 0.0)):
+    """
+    Return the velocity (..., 3) of a point fixed in a link frame: v = v_O + w x r.
+
+    ``point``: the point's coordinates in the frame (default its origin); base-frame axes.
+    """
+    twist = np.einsum('...ij,...j->...i', jacobian(model, q, frame), qd)
+    r = _point_offset(model, q, frame, point)
+    return twist[..., :3] + np.cross(twist[..., 3:], r)
+
+
+def point_acceleration(model, q, qd, qdd, frame: Optional[str] = None,
+                       point=(0.0, 0.0, 0.0)):
+    """
+    Return the acceleration (..., 3) of a point fixed in a link frame (seed 001).
+
+    a = a_O + alpha x r + w x (w x r), with [a_O; alpha] = J qdd + Jdot qd and [v_O; w] = J qd.
+    """
+    J = jacobian(model, q, frame)
+    twist = np.einsum('...ij,...j->...i', J, qd)
+    accel = (np.einsum('...ij,...j->...i', J, qdd)
+             + jacobian_dot_times_qd(model, q, qd, frame))
+    r = _point_offset(model, q, frame, point)
+    w = twist[..., 3:]
+    return accel[..., :3] + np.cross(accel[..., 3:], r) + np.cross(w, np.cross(w, r))

@@ -31,7 +31,7 @@ import dataclasses
 from conftest import bundled_urdfs, example_robot, URDF_DIR
 import denoc_ros as dr
 from denoc_ros.cartesian import cartesian_dynamics, CartesianDynamics, frame_pose, jacobian, \
-    jacobian_dot_times_qd
+    jacobian_dot_times_qd, point_acceleration, point_velocity
 import numpy as np
 import pytest
 from robots_for_tests import assert_close, make_model, PinocchioMap, random_rotation, \
@@ -451,3 +451,43 @@ def test_singular_mass_matrix_is_reported():
     massless = model.replace(mass=np.array([1.0, 0.0]), inertia=np.zeros((2, 3, 3)))
     with pytest.raises(dr.InputError, match='not positive definite'):
         cartesian_dynamics(massless, np.zeros(2), np.zeros(2))
+
+
+# -- point velocity and acceleration -------------------------------------------------------------
+def _point_position(model, q, frame, point):
+    R, p = dr.frame_pose(model, q, frame)
+    return p + R @ np.asarray(point)
+
+
+@pytest.mark.parametrize('name', ['panda', 'stanford_arm', 'saha_planar_3r'])
+def test_point_velocity_and_acceleration_by_differences(name):
+    """A point's velocity/acceleration equal the time derivatives of its position (1e-6)."""
+    model = dr.load_urdf(URDF_DIR / f'{name}.urdf')
+    rng = np.random.default_rng(11)
+    point = rng.uniform(-0.2, 0.2, 3)
+    for frame in (None, model.link_names[model.dof // 2]):
+        q, qd, qdd = (rng.uniform(-1, 1, model.dof) for _ in range(3))
+
+        def x(t):
+            return _point_position(model, q + qd * t + 0.5 * qdd * t * t, frame, point)
+        h = 1e-4
+        v_fd = (x(h) - x(-h)) / (2 * h)
+        a_fd = (x(h) - 2 * x(0.0) + x(-h)) / (h * h)
+        v = point_velocity(model, q, qd, frame, point)
+        a = point_acceleration(model, q, qd, qdd, frame, point)
+        np.testing.assert_allclose(v, v_fd, atol=1e-6 * max(1.0, np.abs(v_fd).max()))
+        np.testing.assert_allclose(a, a_fd, atol=1e-4 * max(1.0, np.abs(a_fd).max()))
+
+
+def test_point_velocity_batch_and_bad_point():
+    """Batches equal single calls; a malformed point raises InputError."""
+    model = dr.load_urdf(URDF_DIR / 'ur5e.urdf')
+    rng = np.random.default_rng(12)
+    q, qd = rng.uniform(-1, 1, (2, 4, 6))
+    v = point_velocity(model, q, qd, None, (0.1, 0.0, 0.05))
+    assert v.shape == (4, 3)
+    for k in range(4):
+        np.testing.assert_allclose(v[k], point_velocity(model, q[k], qd[k], None,
+                                                        (0.1, 0.0, 0.05)), rtol=1e-12)
+    with pytest.raises(dr.InputError, match='point'):
+        point_velocity(model, q[0], qd[0], None, (0.1, float('nan'), 0.0))

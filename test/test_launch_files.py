@@ -38,12 +38,6 @@ def console_scripts():
     return set(re.findall(r"'(\w+) = denoc_ros\.[\w.]+:main'", text))
 
 
-def declared_parameters(module):
-    """Return the parameter names a node module declares (its declare_parameter calls)."""
-    text = (REPO / 'denoc_ros' / 'ros' / module).read_text()
-    return set(re.findall(r"declare_parameter\(\s*'(\w+)'", text))
-
-
 def node_calls(tree):
     """Yield the keyword arguments of every Node(...) call in a parsed launch file."""
     for call in ast.walk(tree):
@@ -72,11 +66,13 @@ def test_launch_file_structure(path):
 
 
 def test_dynamics_yaml_matches_node():
-    """config/dynamics.yaml holds only parameters the dynamics node declares."""
+    """config/dynamics.yaml holds declared parameters only, each at the node's own default."""
+    from denoc_ros.ros.dynamics_node import PARAMETERS
     data = yaml.safe_load((REPO / 'config' / 'dynamics.yaml').read_text())
     params = data['/**']['ros__parameters']
-    assert set(params) <= declared_parameters('dynamics_node.py')
-    assert params['gravity'] == [0.0, 0.0, -9.81]
+    assert set(params) <= set(PARAMETERS)
+    for name, value in params.items():
+        assert value == PARAMETERS[name][0], name
 
 
 @pytest.mark.parametrize('path', LAUNCH_FILES, ids=lambda p: p.name)
