@@ -46,6 +46,8 @@ setup(
             'joint_state_source = denoc_ros.ros.joint_state_source:main',
             'torque_monitor = denoc_ros.ros.torque_monitor:main',
             'demo = denoc_ros.ros.demo:main',
+            'sim_arm = denoc_ros.ros.sim_arm:main',
+            'ct_controller = denoc_ros.ros.ct_controller:main',
         ],
     },
 )

@@ -87,3 +87,17 @@ def predict(model, q, qd, effort, horizon, substeps=1):
                        tau=effort, method='rk4')
         q_h, qd_h = run.q[-1], run.qd[-1]
     return q_h, qd_h, forward_dynamics(model, q_h, qd_h, effort)
+
+
+def computed_torque(model, q, qd, desired, kp, kd):
+    """
+    Return Craig's computed-torque law M(q)(qdd_d + Kd e_dot + Kp e) + C(q, qd) qd + g(q).
+
+    ``desired = (q_d, qd_d, qdd_d)``, ``e = q_d - q``; ``kp``, ``kd``: scalars or (n,) diagonal
+    gains. Evaluated as one inverse dynamics at the servoed acceleration (Craig ch. 10).
+    """
+    q_d, qd_d, qdd_d = (np.asarray(x, dtype=float) for x in desired)
+    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+    servo = qdd_d + np.asarray(kd, dtype=float) * (qd_d - qd) + np.asarray(kp, dtype=float) * (
+        q_d - q)
+    return inverse_dynamics(model, q, qd, servo)

@@ -39,6 +39,9 @@ def spin_node(factory, name, args=None):
         return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:  # noqa: B902 - a callback cut short by a signal's shutdown is no error
+        if rclpy.ok():
+            raise
     finally:
         if node is not None:
             node.destroy_node()

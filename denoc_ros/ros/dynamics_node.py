@@ -233,8 +233,18 @@ class DynamicsNode(Node):
         self._set_command_order(self.settings.command_joints)
         self._latest = None
         self._reference = None
+        self._warm_up()
         self.get_logger().info(f'model {base_model.name!r}: {base_model.dof} joints '
                                f'({", ".join(base_model.joint_names)})')
+
+    def _warm_up(self):
+        """Run the per-message computations once, so compilation is not paid by a message."""
+        zero = np.zeros(self.model.dof)
+        for mode in EVALUATE_AT:
+            feedforward_terms(self.model, zero, zero, (zero, zero, zero), mode)
+        feedforward_terms(self.model, zero, zero)
+        predict(self.model, zero, zero, zero, self.settings.prediction_horizon,
+                self.settings.prediction_substeps)
 
     def _set_command_order(self, command_joints):
         names = command_joints or list(self.model.joint_names)

@@ -1,0 +1,206 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``sim_arm``: a simulated arm behind a ros2_control-style effort interface, stepped by MuJoCo.
+
+Publishes ``joint_states`` (positions, velocities, and as efforts the efforts being applied)
+stamped with the simulated time, and ``/clock`` (rosgraph_msgs/Clock) so that other nodes can
+run on simulated time. Applies the efforts of the latest std_msgs/Float64MultiArray received on
+``~/commands`` (in ``joints`` order), held until the next one, exactly as an
+``effort_controllers/JointGroupEffortController`` would; a command of the wrong length or with
+NaN/inf is ignored with a warning.
+
+``wait_for_peers`` (s, 0 = no wait) holds the start until joint_states has a subscriber and, in
+lockstep, ``~/commands`` a publisher. Stepping: in real time by default; with ``lockstep:=true``
+the simulation waits after each published joint state for the command it causes (up to
+``lockstep_timeout`` s, then it goes on with the held effort), which makes a closed loop over
+ROS topics deterministic whatever the speed of the controller: read, update, write, as
+ros2_control's loop does.
+
+With ``log_file`` set, the simulated trajectory (t, q, qd, effort at every published state) is
+saved as a NumPy ``.npz`` file when the node stops (``duration`` s of simulated time, or Ctrl-C).
+"""
+
+import sys
+import time
+
+import numpy as np
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from ..description import read_description
+from ..errors import DenocError, InputError
+from ..mujoco_arm import MujocoArm
+
+
+class SimArm(Node):
+    """MuJoCo arm with a joint_states publisher and an effort command subscriber."""
+
+    def __init__(self, **kwargs):
+        super().__init__('sim_arm', **kwargs)
+        declare = self.declare_parameter
+        declare('robot_description', '')
+        declare('urdf_path', 'panda')
+        declare('gravity', [0.0, 0.0, -9.81])
+        declare('timestep', 0.001)
+        declare('publish_rate', 1000.0)
+        declare('initial_positions', Parameter.Type.DOUBLE_ARRAY)
+        declare('joints', Parameter.Type.STRING_ARRAY)
+        declare('lockstep', False)
+        declare('lockstep_timeout', 1.0)
+        declare('real_time', True)
+        declare('publish_clock', True)
+        declare('duration', 0.0)
+        declare('log_file', '')
+        declare('keep_joint_dynamics', False)
+        declare('wait_for_peers', 0.0)
+        get = self._value
+
+        xml = get('robot_description') or read_description(get('urdf_path'))
+        self.arm = MujocoArm(xml, gravity=get('gravity'), timestep=get('timestep'),
+                             keep_joint_dynamics=get('keep_joint_dynamics'))
+        names = self.arm.joint_names
+        order = get('joints') or list(names)
+        unknown = [j for j in order if j not in names]
+        if unknown or len(order) != len(names):
+            raise InputError(f'joints must name each of {", ".join(names)} once, got {order}')
+        self._command_index = np.array([names.index(j) for j in order])
+        q0 = get('initial_positions')
+        self.arm.set_state(np.zeros(self.arm.dof) if q0 is None or len(q0) == 0 else q0)
+        rate = float(get('publish_rate'))
+        if rate <= 0 or get('timestep') <= 0:
+            raise InputError('publish_rate and timestep must be positive')
+        self.steps_per_state = max(1, int(round(1.0 / (rate * get('timestep')))))
+        self.lockstep = bool(get('lockstep'))
+        self.lockstep_timeout = float(get('lockstep_timeout'))
+        self.real_time = bool(get('real_time'))
+        self.duration = float(get('duration'))
+        self.log_file = get('log_file')
+        self.wait_for_peers = float(get('wait_for_peers'))
+        self.commands_received = 0
+        self.log = {'t': [], 'q': [], 'qd': [], 'effort': []}
+
+        self._state_pub = self.create_publisher(JointState, 'joint_states', 100)
+        self._clock_pub = (self.create_publisher(Clock, '/clock', 10)
+                           if get('publish_clock') else None)
+        self._command_sub = self.create_subscription(Float64MultiArray, '~/commands',
+                                                     self.command_callback, 100)
+        self.get_logger().info(
+            f'MuJoCo arm {", ".join(names)}; {rate:g} Hz joint states, timestep '
+            f'{self.arm.model.opt.timestep:g} s' + (', lockstep' if self.lockstep else ''))
+
+    def _value(self, name):
+        return self.get_parameter_or(name, Parameter(name)).value
+
+    def command_callback(self, msg):
+        """Hold a new effort command (in ``joints`` order) until the next one."""
+        effort = np.asarray(msg.data, dtype=float)
+        if effort.shape != (self.arm.dof,) or not np.all(np.isfinite(effort)):
+            self.get_logger().warning(
+                f'command ignored: {len(msg.data)} values (expected {self.arm.dof}, finite)',
+                throttle_duration_sec=2.0)
+            return
+        applied = np.empty(self.arm.dof)
+        applied[self._command_index] = effort
+        self.arm.set_effort(applied)
+        self.commands_received += 1
+
+    def publish_state(self):
+        """Publish /clock and joint_states at the current simulated time; log the state."""
+        q, qd = self.arm.state()
+        effort = self.arm.effort
+        stamp = rclpy.time.Time(nanoseconds=int(round(self.arm.time * 1e9))).to_msg()
+        if self._clock_pub is not None:
+            self._clock_pub.publish(Clock(clock=stamp))
+        msg = JointState(name=list(self.arm.joint_names), position=q.tolist(),
+                         velocity=qd.tolist(), effort=effort.tolist())
+        msg.header.stamp = stamp
+        self._state_pub.publish(msg)
+        if self.log_file:
+            for key, value in (('t', self.arm.time), ('q', q), ('qd', qd), ('effort', effort)):
+                self.log[key].append(value)
+
+    def save_log(self):
+        """Write the logged trajectory to ``log_file`` (if set)."""
+        if self.log_file:
+            np.savez(self.log_file, joint_names=np.array(self.arm.joint_names),
+                     **{k: np.array(v) for k, v in self.log.items()})
+
+    def wait_for_connections(self, executor):
+        """Wait up to ``wait_for_peers`` s for the peers, so no state is lost to discovery."""
+        deadline = time.monotonic() + self.wait_for_peers
+        while time.monotonic() < deadline and rclpy.ok(context=self.context):
+            if self._state_pub.get_subscription_count() > 0 and (
+                    not self.lockstep or self._command_sub.get_publisher_count() > 0):
+                return
+            executor.spin_once(timeout_sec=0.01)
+        self.get_logger().warning(f'no peers after {self.wait_for_peers:g} s; starting anyway')
+
+    def run(self, executor):
+        """Step, publish and (in lockstep) wait for commands until the duration or shutdown."""
+        if self.wait_for_peers > 0:
+            self.wait_for_connections(executor)
+        wall0, sim0 = time.monotonic(), self.arm.time
+        while rclpy.ok(context=self.context):
+            self.publish_state()
+            if self.duration > 0 and self.arm.time >= self.duration - 1e-12:
+                break
+            if self.lockstep:
+                target = self.commands_received + 1
+                deadline = time.monotonic() + self.lockstep_timeout
+                while self.commands_received < target and time.monotonic() < deadline:
+                    executor.spin_once(timeout_sec=0.0005)
+                if self.commands_received < target:
+                    self.get_logger().warning('lockstep: no command in time; effort held',
+                                              throttle_duration_sec=2.0)
+            else:
+                executor.spin_once(timeout_sec=0.0)
+            self.arm.step(self.steps_per_state)
+            if self.real_time:
+                ahead = (self.arm.time - sim0) - (time.monotonic() - wall0)
+                while ahead > 0:
+                    executor.spin_once(timeout_sec=ahead)
+                    ahead = (self.arm.time - sim0) - (time.monotonic() - wall0)
+
+
+def main(args=None):
+    """Run the simulated arm until its duration ends or Ctrl-C."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = SimArm()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        node.run(executor)
+    except DenocError as err:
+        print(f'sim_arm: {err}', file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.save_log()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
