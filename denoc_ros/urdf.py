@@ -347,11 +347,20 @@ def rpy_to_matrix(rpy):
     ])
 
 
-def _finite(values, what):
-    """Return ``values`` as a float array; raise URDFError if any entry is NaN or infinite."""
+# Largest magnitude accepted for lengths [m], masses [kg] and inertias [kg m^2]: beyond it the
+# products in the dynamics overflow or lose every significant digit (a robot is not 1000 km long).
+MAGNITUDE_BOUND = 1e6
+
+
+def _finite(values, what, bound=None):
+    """Return ``values`` as a float array; URDFError if NaN, infinite or beyond ``bound``."""
     array = np.asarray(values, dtype=float)
     if not np.all(np.isfinite(array)):
         raise URDFError(f'{what} is not finite: {_fmt(array)}')
+    if bound is not None and np.any(np.abs(array) > bound):
+        worst = float(array.flat[np.argmax(np.abs(array))])
+        raise URDFError(f'{what} holds {worst:g}, beyond the accepted magnitude {bound:g} '
+                        '(SI units: m, kg, kg m^2)')
     return array
 
 
@@ -359,7 +368,8 @@ def _origin(pose, what):
     """Return ``(rotation, translation)`` of a urdf_parser_py Pose (None: identity)."""
     if pose is None:
         return np.eye(3), np.zeros(3)
-    xyz = _finite(pose.xyz if pose.xyz is not None else (0.0, 0.0, 0.0), f'{what} xyz')
+    xyz = _finite(pose.xyz if pose.xyz is not None else (0.0, 0.0, 0.0), f'{what} xyz',
+                  MAGNITUDE_BOUND)
     rpy = _finite(pose.rpy if pose.rpy is not None else (0.0, 0.0, 0.0), f'{what} rpy')
     return rpy_to_matrix(rpy), xyz
 
@@ -370,13 +380,13 @@ def _link_inertial(link):
     if inertial is None:
         return _NO_INERTIAL
     what = f'link {link.name!r}'
-    mass = float(_finite(inertial.mass, f'{what} mass'))
+    mass = float(_finite(inertial.mass, f'{what} mass', MAGNITUDE_BOUND))
     if mass < 0.0:
         raise URDFError(f'{what} has a negative mass ({mass!r})')
     rotation, com = _origin(inertial.origin, f'{what} inertial origin')
     if inertial.inertia is None:
         raise URDFError(f'{what}: <inertial> has no <inertia> element')
-    tensor = _finite(inertial.inertia.to_matrix(), f'{what} inertia')
+    tensor = _finite(inertial.inertia.to_matrix(), f'{what} inertia', MAGNITUDE_BOUND)
     return _Inertial(mass, com, _symmetric(rotation @ tensor @ rotation.T))
 
 

@@ -668,6 +668,12 @@ ERROR_CASES = {
     'tip is base': (two_links(), {'base_link': 'l1', 'tip_link': 'l1'},
                     "tip_link 'l1' is the base_link"),
     'not a source': (42, {}, 'file path or an XML string, not int'),
+    'huge mass': (two_links(l2=link('l2', mass=1e300)), {},
+                  "link 'l2' mass holds 1e\\+300, beyond the accepted magnitude 1e\\+06"),
+    'huge inertia': (two_links(l2=link('l2', mass=1.0, inertia=(1e9, 0, 0, 1e9, 0, 1e9))), {},
+                     "link 'l2' inertia holds 1e\\+09, beyond the accepted magnitude"),
+    'huge joint origin': (two_links(j2=joint('j2', 'l1', 'l2', xyz=(1e200, 0, 0))), {},
+                          "joint 'j2' origin xyz holds 1e\\+200, beyond the accepted"),
 }
 
 
