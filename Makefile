@@ -2,6 +2,8 @@
 #   make run    set up .venv if needed, then run the demo: dynamics node + joint-state source +
 #               torque monitor on the bundled arm (Ctrl-C stops; ROBOT=<name or path> to change)
 #   make test   set up .venv (with test tools) if needed, then run the whole test suite
+#   make bench  timings against Pinocchio and the Robotics Toolbox (make bench-node: the node
+#               at 1 kHz against a bare relay)
 # Every ROS process started here stays on loopback.
 
 SHELL := /bin/bash
@@ -11,13 +13,19 @@ PYTEST_ARGS ?=
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export DENOC_VENV := $(abspath $(VENV))
 
-.PHONY: run test env env-test lint clean
+.PHONY: run test bench bench-node env env-test lint clean
 
 run: env
 	$(VENV)/bin/demo --robot $(ROBOT)
 
 test: env-test
 	$(VENV)/bin/python -m pytest test $(PYTEST_ARGS)
+
+bench: env-test
+	$(VENV)/bin/python benchmarks/run.py $(BENCH_ARGS)
+
+bench-node: env-test
+	$(VENV)/bin/python benchmarks/node_latency.py $(BENCH_ARGS)
 
 env:
 	scripts/setup_env.sh

@@ -1,0 +1,66 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A bare rclpy relay: republish every sensor_msgs/JointState of ``joint_states`` unchanged.
+
+The baseline of ``benchmarks/node_latency.py``: the same input QoS as the dynamics node
+(best effort, depth 100) and the same output QoS (reliable, depth 10), but no work between
+receiving and publishing, so its round trip is the cost of rclpy + DDS alone. The message is
+published as received (header included) on ``joint_states_echo``. Run it in a namespace of its
+own, e.g. ``python benchmarks/relay_node.py --ros-args -r __ns:=/relay``.
+"""
+
+import sys
+
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+
+
+class JointStateRelay(Node):
+    """Subscribe ``joint_states``, publish each message on ``joint_states_echo``."""
+
+    def __init__(self, **kwargs):
+        super().__init__('joint_state_relay', **kwargs)
+        self._publisher = self.create_publisher(JointState, 'joint_states_echo', 10)
+        qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT,
+                         durability=DurabilityPolicy.VOLATILE)
+        self.create_subscription(JointState, 'joint_states', self.callback, qos)
+
+    def callback(self, msg):
+        """Republish the message as it came."""
+        self._publisher.publish(msg)
+
+
+def main(args=None):
+    """Spin the relay until Ctrl-C, SIGTERM or shutdown; return the exit status."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = JointStateRelay()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

@@ -1,0 +1,105 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Smoke tests of the benchmarks: they run to the end and print their tables.
+
+Never asserts a time (DESIGN.md: speed is measured by benchmarks, tests never assert wall-clock
+times); what is checked is that each command exits 0 and prints every table it promises. Both
+run as subprocesses, as a user runs them.
+"""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+BENCHMARKS = REPO / 'benchmarks'
+
+
+def run(args, timeout):
+    """Run a benchmark script with this interpreter; return the finished process."""
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    proc = subprocess.run([sys.executable] + args, cwd=str(REPO), env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    assert proc.returncode == 0, (f'{args[0]} exited with {proc.returncode}\nstdout:\n'
+                                  f'{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}')
+    return proc.stdout
+
+
+@pytest.mark.slow
+def test_run_quick_prints_every_table(tmp_path):
+    """benchmarks/run.py --quick: every section's table, and the markdown copy."""
+    pytest.importorskip('pinocchio')
+    pytest.importorskip('roboticstoolbox')
+    markdown = tmp_path / 'bench.md'
+    out = run([str(BENCHMARKS / 'run.py'), '--quick', '--output', str(markdown)], timeout=180)
+    titles = ['ur5e (bundled urdf/ur5e.urdf) vs Pinocchio',
+              'panda (bundled urdf/panda.urdf) vs Pinocchio',
+              'panda (example-robot-data, chain to panda_link8) vs Pinocchio',
+              'Puma560 vs Robotics Toolbox', 'Stanford vs Robotics Toolbox',
+              'Batch: 200 random states, panda', 'Batch: 200 random states, Puma560',
+              'Start-up: fresh subprocess']
+    for title in titles:
+        assert title in out, f'missing table {title!r} in:\n{out}'
+    for function in ('inverse dynamics', 'mass matrix', 'Coriolis matrix', 'gravity',
+                     'forward dynamics', 'Jacobian', 'Cartesian dynamics'):
+        assert function in out
+    assert 'ours/theirs' in out and 'machine:' in out
+    text = markdown.read_text()
+    assert all(f'### {title}' in text for title in titles[:5])
+    assert '| function |' in text
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_node_latency_short_run_prints_its_report():
+    """benchmarks/node_latency.py --duration 2 --rate 200 drives node and relay to the end."""
+    pytest.importorskip('rclpy')
+    if not (pathlib.Path(sys.executable).parent / 'dynamics_node').exists():
+        pytest.skip('dynamics_node is not installed next to the interpreter (run make test)')
+    out = run([str(BENCHMARKS / 'node_latency.py'), '--duration', '2', '--rate', '200'],
+              timeout=150)
+    assert 'Node latency: 7-joint JointState at 200 Hz for 2 s per target' in out, out
+    for row in ('messages sent', 'achieved send rate [Hz]', 'received', 'lost',
+                'round trip p50 [ms]', 'round trip p99 [ms]', 'round trip max [ms]',
+                'targets (reported, not asserted):'):
+        assert row in out, f'missing {row!r} in:\n{out}'
+    assert 'relay' in out and 'dynamics node' in out and 'node - relay' in out
+
+
+def test_dh_to_urdf_puma_matches_the_toolbox():
+    """The converter's Puma560 has the toolbox's M, gravity load and rne (1e-9)."""
+    rtb = pytest.importorskip('roboticstoolbox')
+    import denoc_ros as dr
+    import numpy as np
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        from dh_to_urdf import dh_to_urdf, make_physical, rigid_body_only
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    for name in ('Puma560', 'Stanford'):
+        robot = rigid_body_only(getattr(rtb.models.DH, name)())
+        make_physical(robot)
+        model = dr.load_urdf(dh_to_urdf(robot))
+        rng = np.random.default_rng(5)
+        q = rng.uniform(robot.qlim[0], robot.qlim[1])
+        qd, qdd = rng.uniform(-1, 1, 6), rng.uniform(-1, 1, 6)
+        for ours, theirs in ((dr.mass_matrix(model, q), robot.inertia(q)),
+                             (dr.gravity_torques(model, q), robot.gravload(q)),
+                             (dr.inverse_dynamics(model, q, qd, qdd), robot.rne(q, qd, qdd))):
+            np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9 * np.max(np.abs(theirs)))
