@@ -30,6 +30,7 @@ Services: ``~/get_mass_matrix``, ``~/get_cartesian_dynamics``, ``~/compute_inver
 This module only converts between messages and arrays; every number comes from the library.
 """
 
+import math
 import time
 
 from denoc_ros_interfaces.srv import (ComputeForwardDynamics, ComputeInverseDynamics,
@@ -247,9 +248,14 @@ class DynamicsNode(Node):
                 self.settings.prediction_substeps)
 
     def _set_command_order(self, command_joints):
+        """Set the effort-command joint order and the preallocated output messages."""
         names = command_joints or list(self.model.joint_names)
         self._command_joints = names
         self._command_index = np.array([self.model.joint_names.index(j) for j in names])
+        self._out = {term: JointState(name=list(self.model.joint_names)) for term in TERMS}
+        n = len(names)
+        self._command_msg = Float64MultiArray()
+        self._command_msg.layout.dim = [MultiArrayDimension(label='joints', size=n, stride=n)]
 
     def robot_description_callback(self, msg):
         """Build (or rebuild) the model from a URDF published on /robot_description."""
@@ -305,14 +311,19 @@ class DynamicsNode(Node):
         self._latest = (q, qd, effort)
         terms = feedforward_terms(self.model, q, qd, self._active_reference(),
                                   self.settings.feedforward_state)
-        values = {'gravity': terms.gravity, 'coriolis': terms.coriolis,
-                  'inertia': terms.inertia, 'feedforward': terms.total}
-        if not all(np.all(np.isfinite(v)) for v in values.values()):
+        total = terms.total
+        # one check covers all terms: a NaN or inf anywhere makes the sum non-finite
+        if not math.isfinite(float(total.sum() + terms.gravity.sum() + terms.coriolis.sum())):
             self._reject('non-finite torques at this state: nothing published')
             return
-        for term, value in values.items():
-            self._pub[term].publish(self._joint_state(msg.header, value))
-        self._command_pub.publish(self._command(terms.total))
+        for term, value in (('gravity', terms.gravity), ('coriolis', terms.coriolis),
+                            ('inertia', terms.inertia), ('feedforward', total)):
+            out = self._out[term]  # preallocated: only the stamp and the efforts change
+            out.header = msg.header
+            out.effort = value.tolist()
+            self._pub[term].publish(out)
+        self._command_msg.data = total[self._command_index].tolist()
+        self._command_pub.publish(self._command_msg)
         if effort is not None:
             self._publish_prediction(msg.header, q, qd, effort)
         self.stats.published += 1
@@ -365,20 +376,6 @@ class DynamicsNode(Node):
     def _reject(self, reason):
         self.stats.bad_input(reason)
         self.get_logger().warning(reason, throttle_duration_sec=2.0)
-
-    def _joint_state(self, header, effort):
-        out = JointState()
-        out.header = header
-        out.name = list(self.model.joint_names)
-        out.effort = effort.tolist()
-        return out
-
-    def _command(self, total):
-        out = Float64MultiArray()
-        n = len(self._command_index)
-        out.layout.dim = [MultiArrayDimension(label='joints', size=n, stride=n)]
-        out.data = total[self._command_index].tolist()
-        return out
 
     # -- services --------------------------------------------------------------------------------
     def _request_state(self, positions, velocities=None):
