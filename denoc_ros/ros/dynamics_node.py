@@ -121,8 +121,9 @@ class Statistics:
     """Counters for /diagnostics; the per-period ones are reset at each report."""
 
     def __init__(self):
-        self.received = self.published = self.invalid = 0
-        self.period_received = self.period_invalid = 0
+        self.received = self.published = self.invalid = self.backwards = 0
+        self.period_received = self.period_invalid = self.period_backwards = 0
+        self.last_stamp = None
         self.compute_sum = self.compute_max = 0.0
         self.computed = 0
         self.last_error = ''
@@ -133,6 +134,17 @@ class Statistics:
         self.period_invalid += 1
         self.last_error = reason
 
+    def check_stamp(self, stamp):
+        """Count a stamp older than the previous one (a clock reset or a bag loop)."""
+        t = stamp.sec + 1e-9 * stamp.nanosec
+        older = self.last_stamp is not None and t < self.last_stamp
+        if older:
+            self.backwards += 1
+            self.period_backwards += 1
+            self.last_error = f'joint state stamp {t:.9f} s is older than {self.last_stamp:.9f} s'
+        self.last_stamp = t
+        return older
+
     def compute_time(self, seconds):
         """Record the time one message took."""
         self.computed += 1
@@ -141,7 +153,7 @@ class Statistics:
 
     def end_period(self):
         """Reset the per-period counters."""
-        self.period_received = self.period_invalid = 0
+        self.period_received = self.period_invalid = self.period_backwards = 0
         self.compute_sum = self.compute_max = 0.0
         self.computed = 0
 
@@ -308,9 +320,16 @@ class DynamicsNode(Node):
         except DenocError as err:
             self._reject(f'joint state dropped: {err}')
             return
-        self._latest = (q, qd, effort)
-        terms = feedforward_terms(self.model, q, qd, self._active_reference(),
-                                  self.settings.feedforward_state)
+        if self.stats.check_stamp(msg.header.stamp):
+            self.get_logger().warning(self.stats.last_error + ' (computed all the same)',
+                                      throttle_duration_sec=2.0)
+        try:
+            terms = feedforward_terms(self.model, q, qd, self._active_reference(),
+                                      self.settings.feedforward_state)
+        except DenocError as err:  # e.g. overflow at an absurd velocity
+            self._reject(f'joint state dropped: {err}')
+            return
+        self._latest = (q, qd, effort)  # the services' "latest joint state"
         total = terms.total
         # one check covers all terms: a NaN or inf anywhere makes the sum non-finite
         if not math.isfinite(float(total.sum() + terms.gravity.sum() + terms.coriolis.sum())):
@@ -331,8 +350,12 @@ class DynamicsNode(Node):
 
     def _publish_prediction(self, header, q, qd, effort):
         horizon = self.settings.prediction_horizon
-        q_h, qd_h, qdd_h = predict(self.model, q, qd, effort, horizon,
-                                   self.settings.prediction_substeps)
+        try:
+            q_h, qd_h, qdd_h = predict(self.model, q, qd, effort, horizon,
+                                       self.settings.prediction_substeps)
+        except DenocError as err:
+            self._reject(f'no prediction: {err}')
+            return
         if not (np.all(np.isfinite(q_h)) and np.all(np.isfinite(qd_h))
                 and np.all(np.isfinite(qdd_h))):
             self._reject('prediction diverged: nothing published')
@@ -496,6 +519,9 @@ class DynamicsNode(Node):
         elif s.period_invalid:
             status.level = DiagnosticStatus.WARN
             status.message = f'{s.period_invalid} invalid input(s): {s.last_error}'
+        elif s.period_backwards:
+            status.level = DiagnosticStatus.WARN
+            status.message = f'{s.period_backwards} joint state stamp(s) went backwards'
         elif s.period_received == 0:
             status.level, status.message = DiagnosticStatus.WARN, 'no joint states'
         else:
@@ -510,6 +536,7 @@ class DynamicsNode(Node):
             'input_rate_hz': f'{s.period_received / period:.1f}',
             'published': s.published,
             'invalid_inputs': s.invalid,
+            'stamps_backwards': s.backwards,
             'compute_time_mean_ms': f'{1e3 * mean:.3f}',
             'compute_time_max_ms': f'{1e3 * s.compute_max:.3f}',
             'reference_active': self._active_reference() is not None,
