@@ -33,6 +33,7 @@ from .dynamics.reactions import joint_reaction_wrenches
 from .energy import center_of_mass, kinetic_energy, momentum, potential_energy, total_energy
 from .errors import DenocError, InputError, URDFError
 from .feedforward import feedforward_terms, FeedforwardTerms, predict
+from .floating_base import FloatingBaseModel, load_floating_base
 from .friction import (forward_dynamics_with_friction, friction_torques,
                        inverse_dynamics_with_friction)
 from .model import Frame, PRISMATIC, REVOLUTE, RobotModel
@@ -44,12 +45,13 @@ __all__ = [
     'attach_payload', 'cartesian_dynamics', 'CartesianDynamics', 'center_of_mass',
     'configuration_space_matrices', 'convective_inertia_matrix', 'coriolis_matrix',
     'coriolis_torques', 'DenocError', 'detach_payload', 'feedforward_terms', 'FeedforwardTerms',
-    'forward_dynamics', 'forward_dynamics_cholesky', 'forward_dynamics_with_friction', 'Frame',
-    'frame_pose', 'friction_torques', 'gravity_torques', 'InputError', 'inverse_dynamics',
-    'inverse_dynamics_with_friction', 'jacobian', 'jacobian_dot_times_qd',
-    'joint_reaction_wrenches', 'kinetic_energy', 'load_urdf', 'mass_matrix', 'momentum',
-    'point_acceleration', 'point_velocity', 'potential_energy', 'predict', 'PRISMATIC', 'REVOLUTE',
-    'RobotModel', 'simulate', 'SimulationResult', 'total_energy', 'URDFError',
+    'FloatingBaseModel', 'forward_dynamics', 'forward_dynamics_cholesky',
+    'forward_dynamics_with_friction', 'Frame', 'frame_pose', 'friction_torques', 'gravity_torques',
+    'InputError', 'inverse_dynamics', 'inverse_dynamics_with_friction', 'jacobian',
+    'jacobian_dot_times_qd', 'joint_reaction_wrenches', 'kinetic_energy', 'load_floating_base',
+    'load_urdf', 'mass_matrix', 'momentum', 'point_acceleration', 'point_velocity',
+    'potential_energy', 'predict', 'PRISMATIC', 'REVOLUTE', 'RobotModel', 'simulate',
+    'SimulationResult', 'total_energy', 'URDFError',
 ]
 
 __version__ = '0.1.0'

@@ -41,7 +41,11 @@ SOURCES = {
     'saha_planar_3r.urdf': (3, 'tool0', 0.5 + 0.4 + 0.3),
     'stanford_arm.urdf': (6, 'tool0', 9.29 + 5.01 + 4.25 + 1.08 + 0.63 + 0.51),
     'ur5e.urdf': (6, 'tool0', 3.761 + 8.058 + 2.846 + 1.37 + 1.3 + 0.365),
+    'space_robot.urdf': (8, 'arm_b_tool', 300.0 + 6 + 10 + 8 + 3 + 6 + 10 + 5 + 3),
 }
+# Free-flying robots (denoc_ros.floating_base): the root link is the floating base and carries
+# the spacecraft bus's inertial (kg); as a fixed-base model that mass sits on the fixed base.
+FLOATING_BASE_MASS = {'space_robot.urdf': 300.0}
 # Craig's RR arm: exact point masses, rotational inertia exactly zero.
 POINT_MASSES = {('craig_rr.urdf', 'link1'), ('craig_rr.urdf', 'link2')}
 # Armstrong found no mass for the Puma's link 1 (its mass centre is on the joint-1 axis).
@@ -110,7 +114,10 @@ def test_parses_with_urdf_parser_py(path):
     children = {j.child for j in robot.joints}
     roots = [ln.name for ln in robot.links if ln.name not in children]
     assert len(roots) == 1, f'one root link expected, got {roots}'
-    assert robot.link_map[roots[0]].inertial is None, 'the fixed base carries no inertial'
+    if path.name in FLOATING_BASE_MASS:
+        assert robot.link_map[roots[0]].inertial.mass == FLOATING_BASE_MASS[path.name]
+    else:
+        assert robot.link_map[roots[0]].inertial is None, 'the fixed base carries no inertial'
     assert tip in robot.link_map, f'tip link {tip} missing'
     movable = [j for j in robot.joints if j.type != 'fixed']
     assert len(movable) == dof
@@ -165,7 +172,8 @@ def test_total_mass_matches_the_source_table(path):
     expected = SOURCES[path.name][2]
     assert total == pytest.approx(expected, rel=1e-12)
     model, _ = load_model(path)
-    assert pin.computeTotalMass(model) == pytest.approx(expected, rel=1e-12)
+    moving = expected - FLOATING_BASE_MASS.get(path.name, 0.0)  # Pinocchio: the moving links
+    assert pin.computeTotalMass(model) == pytest.approx(moving, rel=1e-12)
 
 
 @pytest.mark.parametrize('path', URDFS, ids=IDS)

@@ -19,7 +19,7 @@ import pathlib
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-PYTHON_PATHS = ['denoc_ros', 'test', 'launch', 'benchmarks', 'setup.py']
+PYTHON_PATHS = ['denoc_ros', 'test', 'launch', 'benchmarks', 'examples', 'setup.py']
 
 
 @pytest.mark.linter
