@@ -3,7 +3,7 @@
 #               torque monitor on the bundled arm (Ctrl-C stops; ROBOT=<name or path> to change)
 #   make test   set up .venv (with test tools) if needed, then run the whole test suite
 #   make bench  timings against Pinocchio and the Robotics Toolbox (make bench-node: the node
-#               at 1 kHz against a bare relay)
+#               at 1 kHz against a bare relay; make soak: 10 minutes of 1 kHz with bad input)
 # Every ROS process started here stays on loopback.
 
 SHELL := /bin/bash
@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export DENOC_VENV := $(abspath $(VENV))
 
-.PHONY: run test bench bench-node env env-test lint clean
+.PHONY: run test bench bench-node soak env env-test lint clean
 
 run: env
 	$(VENV)/bin/demo --robot $(ROBOT)
@@ -26,6 +26,9 @@ bench: env-test
 
 bench-node: env-test
 	$(VENV)/bin/python benchmarks/node_latency.py $(BENCH_ARGS)
+
+soak: env-test
+	$(VENV)/bin/python benchmarks/soak.py $(BENCH_ARGS)
 
 env:
 	scripts/setup_env.sh
