@@ -538,8 +538,10 @@ def report(args, soak, baseline, final, reports, rss, alive, died_at, exit_code,
               f'{int(np.count_nonzero(seen & (kinds == code))):8d}   ({expect})')
     print(f'outputs received: feedforward_torques {soak.feedforward} (distinct {int(seen.sum())}'
           f', duplicates {soak.duplicates}, unknown frame_id {soak.feedforward_unknown}), '
-          f'effort_command {soak.effort_commands - soak.effort_commands_warmup}, diagnostics {soak.diagnostics_messages}'
-          + (f', prediction {soak.predictions - soak.predictions_warmup}' if args.with_effort else ''))
+          f'effort_command {soak.effort_commands - soak.effort_commands_warmup}, '
+          f'diagnostics {soak.diagnostics_messages}'
+          + (f', prediction {soak.predictions - soak.predictions_warmup}'
+             if args.with_effort else ''))
     print(f'outputs with non-finite values: {soak.nonfinite}')
     for example in soak.nonfinite_examples:
         print(f'  {example}')
