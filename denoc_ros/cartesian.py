@@ -31,6 +31,11 @@ cartesian_dynamics          seed 002 (Craig): M_x = J^-T M J^-1, V_x, G_x, gener
 
 Every function accepts leading batch axes: ``q`` of shape ``(..., n)`` gives a pose of shape
 ``(..., 3, 3)`` and ``(..., 3)``, a Jacobian of shape ``(..., 6, n)`` and so on.
+
+:func:`jacobian`, :func:`jacobian_dot_times_qd` and :func:`cartesian_dynamics` run the compiled
+kernels of :mod:`denoc_ros.dynamics._kernels` (``jacobian_state``,
+``jacobian_dot_times_qd_state``, and ``cartesian_terms_batch`` for J, Jdot qd, M, C qd and g in
+one pass); the NumPy functions below state the same formulas vectorised over a batch.
 """
 
 from dataclasses import dataclass
@@ -38,14 +43,17 @@ from typing import Optional, Union
 
 import numpy as np
 
+from .dynamics import _kernels as K
 from .dynamics import coriolis_torques, gravity_torques, mass_matrix
-from .dynamics._state import finish, prepare
+from .dynamics._state import finish, kernel_arrays, prepare
 from .dynamics.kinematics import ancestors, body_kinematics, cross
 from .errors import InputError
 from .model import PRISMATIC
 
 __all__ = ['CartesianDynamics', 'cartesian_dynamics', 'frame_pose', 'jacobian',
            'jacobian_dot_times_qd']
+
+_jacobian_one = K.single_state(K.jacobian_one, globals(), '_jacobian_one', 'virm')
 
 # Singular values of L^-1 J^T below EPS * (largest one) are round-off: the reported condition
 # number of J M^-1 J^T is capped at 1 / EPS**2 (about 2.0e31) instead of being infinite.
@@ -143,11 +151,24 @@ def jacobian(model, q, frame: Optional[str] = None):
     ``J qd = [v_p; w]``, the velocity of the frame origin and the angular velocity of its link.
     Columns of joints not between the base and the frame's link are zero (trees).
     """
+    if type(q) is np.ndarray and q.ndim == 1:
+        try:  # one state: straight to the kernel (see denoc_ros.inverse_dynamics)
+            pk = model.packed
+            body, data = pk.frames[model.tip_link if frame is None or frame == '' else frame]
+            out = np.empty((6, pk.n))
+            status = _jacobian_one(pk.ints, pk.reals, q, body, data, out)
+        except Exception:
+            status = K.BAD_INPUT
+        if not status:
+            return out
     batch, (qf,), _ = prepare(model, (('q', q),))
     fr = _resolve_frame(model, frame)
-    kin = body_kinematics(model, qf)
-    _, p = _pose(model, kin, fr)
-    return finish(batch, _jacobian(model, kin, fr, p), 'jacobian')
+    (qf,), _ = kernel_arrays(model, (qf,))
+    pk = model.packed
+    body, data = pk.frames[fr.name]
+    J = np.empty((qf.shape[0], 6, pk.n))
+    K.jacobian_batch(pk.ints, pk.reals, qf, body, data, J)
+    return finish(batch, J, 'jacobian')
 
 
 def jacobian_dot_times_qd(model, q, qd, frame: Optional[str] = None):
@@ -160,9 +181,12 @@ def jacobian_dot_times_qd(model, q, qd, frame: Optional[str] = None):
     """
     batch, (qf, qdf), _ = prepare(model, (('q', q), ('qd', qd)))
     fr = _resolve_frame(model, frame)
-    kin = body_kinematics(model, qf, qdf)
-    _, p = _pose(model, kin, fr)
-    return finish(batch, _jacobian_dot_times_qd(model, kin, fr, p, qdf), 'jacobian_dot_times_qd')
+    (qf, qdf), _ = kernel_arrays(model, (qf, qdf))
+    pk = model.packed
+    body, data = pk.frames[fr.name]
+    out = np.empty((qf.shape[0], 6))
+    K.jacobian_dot_times_qd_batch(pk.ints, pk.reals, qf, qdf, body, data, out)
+    return finish(batch, out, 'jacobian_dot_times_qd')
 
 
 @dataclass(frozen=True, eq=False)
@@ -226,22 +250,78 @@ def cartesian_dynamics(model, q, qd, frame: Optional[str] = None, damping: float
     """
     damping = _check_nonnegative('damping', damping)
     rcond = _check_nonnegative('rcond', rcond)
+    if (type(q) is np.ndarray and type(qd) is np.ndarray and q.ndim == 1 and qd.ndim == 1
+            and q.dtype == float and qd.dtype == float):
+        try:  # one state: one kernel call (the checks are done in the kernel)
+            pk = model.packed
+            name = model.tip_link if frame is None or frame == '' else frame
+            data = pk.frames[name]
+            fast = q.shape == qd.shape == (pk.n,) and pk.n > 0
+        except Exception:
+            fast = False
+        if fast:
+            result = _compiled(pk, (), np.ascontiguousarray(q)[None],
+                               np.ascontiguousarray(qd)[None], data, damping, rcond, name)
+            if result is not None:
+                return result
     batch, (qf, qdf), _ = prepare(model, (('q', q), ('qd', qd)))
     fr = _resolve_frame(model, frame)
+    if model.dof > 0:
+        (qf, qdf), _ = kernel_arrays(model, (qf, qdf))
+        result = _compiled(model.packed, batch, qf, qdf, model.packed.frames[fr.name], damping,
+                           rcond, fr.name)
+        if result is not None:
+            return result
+    # No joints, or an overflow: the NumPy formulas raise the documented error.
+    J, Jdqd, M, h, g = _cartesian_terms_numpy(model, qf, qdf, fr)
+    return _operational_space(batch, fr.name, J, Jdqd, M, h, g, damping, rcond)
+
+
+def _not_positive_definite():
+    return InputError('the mass matrix is not positive definite at this configuration (a body '
+                      'without mass or inertia moves with a joint): the Cartesian inertia is '
+                      'undefined')
+
+
+def _compiled(pk, batch, q, qd, data, damping, rcond, name):
+    """Return cartesian_dynamics of (B, n) states by one kernel call; None on overflow."""
+    size, n = q.shape
+    J, Lam, mu = np.empty((size, 6, n)), np.empty((size, 6, 6)), np.empty((size, 6))
+    p, J_bar, cond = np.empty((size, 6)), np.empty((size, n, 6)), np.empty(size)
+    status = K.cartesian_dynamics_batch(pk.ints, pk.reals, q, qd, data[0], data[1], damping,
+                                        rcond, J, Lam, mu, p, J_bar, cond)
+    if status == K.NOT_POSITIVE_DEFINITE:
+        raise _not_positive_definite()
+    if status != K.OK:
+        return None
+    cond = finish(batch, cond, 'condition number')
+    return CartesianDynamics(
+        jacobian=finish(batch, J, 'jacobian'),
+        inertia=finish(batch, Lam, 'Cartesian inertia'),
+        coriolis=finish(batch, mu, 'Cartesian Coriolis force'),
+        gravity=finish(batch, p, 'Cartesian gravity force'),
+        jacobian_bar=finish(batch, J_bar, 'jacobian_bar'),
+        condition_number=float(cond) if cond.ndim == 0 else cond,
+        frame=name,
+    )
+
+
+def _cartesian_terms_numpy(model, qf, qdf, fr):
+    """Return J, Jdot qd, M, C qd, g by the NumPy formulas (raise on non-finite values)."""
     kin = body_kinematics(model, qf, qdf)
     _, p_origin = _pose(model, kin, fr)
     J = _jacobian(model, kin, fr, p_origin)
     Jdqd = _jacobian_dot_times_qd(model, kin, fr, p_origin, qdf)
-    M = mass_matrix(model, qf)
-    h = coriolis_torques(model, qf, qdf)
-    g = gravity_torques(model, qf)
+    return J, Jdqd, mass_matrix(model, qf), coriolis_torques(model, qf, qdf), \
+        gravity_torques(model, qf)
 
+
+def _operational_space(batch, name, J, Jdqd, M, h, g, damping, rcond):
+    """Return the :class:`CartesianDynamics` of (B, ...) terms (see cartesian_dynamics)."""
     try:
         L = np.linalg.cholesky(M)
     except np.linalg.LinAlgError:
-        raise InputError('the mass matrix is not positive definite at this configuration (a '
-                         'body without mass or inertia moves with a joint): the Cartesian '
-                         'inertia is undefined') from None
+        raise _not_positive_definite() from None
     Y = np.linalg.solve(L, np.swapaxes(J, -1, -2))            # (B, n, 6) = L^-1 J^T
     _, s, Vt = np.linalg.svd(Y, full_matrices=True)           # s (B, min(n, 6)), Vt (B, 6, 6)
     sv = np.zeros((Y.shape[0], 6))
@@ -273,7 +353,7 @@ def cartesian_dynamics(model, q, qd, frame: Optional[str] = None, damping: float
         gravity=finish(batch, p, 'Cartesian gravity force'),
         jacobian_bar=finish(batch, J_bar, 'jacobian_bar'),
         condition_number=float(cond) if cond.ndim == 0 else cond,
-        frame=fr.name,
+        frame=name,
     )
 
 

@@ -35,6 +35,7 @@ Conventions
 """
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Dict, Optional, Tuple
 
 import numpy as np
@@ -122,6 +123,17 @@ class RobotModel:
                                  'parents must come first')
         put(self, 'frames', tuple(self.frames))
         put(self, '_frame_index', {f.name: f for f in self.frames})
+
+    @cached_property
+    def packed(self):
+        """
+        Return the model packed into a few contiguous read-only arrays for the compiled kernels.
+
+        Computed on first use and kept (the model is immutable); see
+        :mod:`denoc_ros.dynamics._packed` for the layout.
+        """
+        from .dynamics._packed import pack_model
+        return pack_model(self)
 
     @property
     def dof(self) -> int:

@@ -17,7 +17,8 @@
 #   1. the venv;  2. PyPI packages (requirements/runtime.txt, plus test.txt with --test);
 #   3. repair of the build-machine paths baked into the ROS wheels' CMake files;
 #   4. build and install of the denoc_ros_interfaces ament_cmake package into the venv;
-#   5. install of denoc_ros (console scripts in .venv/bin, data in .venv/share/denoc_ros).
+#   5. install of denoc_ros (console scripts in .venv/bin, data in .venv/share/denoc_ros), and
+#      its numba kernels compiled once into the installed package's cache.
 # Each step records a hash of its inputs and is skipped when they have not changed, so a re-run
 # is idempotent and takes about a second. A failing step stops everything with its name.
 #
@@ -156,6 +157,10 @@ if ! stamp_is denoc_ros "$want" || [ ! -x "$VENV/bin/dynamics_node" ]; then
   "$VPY" -m pip install --disable-pip-version-check --no-deps --no-build-isolation \
     --force-reinstall "$ROOT" > "$LOG" 2>&1 || die "pip install of denoc_ros failed (see the log lines below)"
   rm -rf "$ROOT/build/lib" "$ROOT/build/bdist."* "$ROOT"/*.egg-info
+  STEP="compile the numba kernels"
+  say "compiling the dynamics kernels into the installed package's cache (log: $LOG)"
+  (cd "$VENV" && "$VPY" -m denoc_ros.warmup) >> "$LOG" 2>&1 \
+    || die "the installed denoc_ros does not import or compile (see the log lines below)"
   stamp_set denoc_ros "$want"
   LOG=""
 fi

@@ -31,6 +31,11 @@ forward_dynamics_cholesky       forward_dynamics.py        Eq. 20 solved by Chol
 ``kinematics.py`` holds the forward recursion of poses and twists they all share, and
 ``_state.py`` the argument checking and batch shapes. Every function accepts leading batch axes:
 ``q`` of shape ``(..., n)`` gives results of shape ``(..., n)`` or ``(..., n, n)``.
+
+The numbers are computed by the compiled kernels of ``_kernels.py`` (numba ``njit``, cached on
+disk; the same recursions in scalar code over preallocated buffers, one call per batch) on the
+model packed into two arrays by ``_packed.py``; each module above keeps its algorithm in NumPy
+form as well. ``NUMBA_DISABLE_JIT=1`` runs the kernels as plain Python.
 """
 
 from .coriolis import convective_inertia_matrix, coriolis_matrix, coriolis_torques

@@ -21,6 +21,12 @@ rejects NaN/inf (naming the argument and the index of the first bad element), br
 leading batch axes of all arguments together and flattens them into one axis, so that the
 recursions only ever see arrays of shape ``(B, n)`` (joint vectors) and ``(B, n, 6)`` (external
 wrenches). :func:`finish` puts the batch shape back on a result.
+
+The public functions try a fast path first: a single state given as 1-D vectors of the model's
+length goes straight to a compiled ``*_one`` kernel (:mod:`._kernels`), which checks finiteness
+itself. Anything else -- batches, broadcasting, bad input, a non-OK kernel status -- takes the
+checked path through :func:`prepare` and :func:`kernel_arrays`, so every error message is the
+one documented here.
 """
 
 import numpy as np
@@ -108,6 +114,20 @@ def prepare(model, joint_args, f_ext=None):
     if f_ext is not None:
         f_ext = np.broadcast_to(f_ext, batch + (n, 6)).reshape(size, n, 6)
     return batch, flat, f_ext
+
+
+def kernel_arrays(model, arrays, f_ext=None):
+    """
+    Return the flattened state arrays as fresh C-contiguous float64 arrays for a batch kernel.
+
+    ``f_ext=None`` becomes the kernels' "no external wrench" placeholder of shape ``(0, n, 6)``.
+    """
+    arrays = [np.array(a, dtype=float, order='C') for a in arrays]
+    if f_ext is None:
+        f_ext = np.zeros((0, model.dof, 6))
+    else:
+        f_ext = np.array(f_ext, dtype=float, order='C')
+    return arrays, f_ext
 
 
 def finish(batch, result, what):

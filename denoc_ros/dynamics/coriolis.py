@@ -44,16 +44,52 @@ ancestors-or-self), ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` with
 ``S_dot_j = v_j x S_j``. As every quantity is in the base frame, the composite sums
 ``I^c_i = sum_{k in subtree(i)} I_k`` and ``K^c_i`` are plain sums over subtrees and
 ``C_ab = S_a^T (I^c_m S_dot_b + K^c_m S_b)`` with ``m`` the deeper of ``a, b``.
+
+The public functions run the compiled kernels of :mod:`._kernels` (``convective_state``,
+``christoffel_state``, ``newton_euler_state``: the same recursions in scalar code); the NumPy
+functions below state them vectorised over a batch.
 """
 
 import numpy as np
 
-from ._state import finish, prepare
-from .inverse_dynamics import newton_euler
-from .kinematics import (ancestors, body_kinematics, cross, propagate_twist, propagate_wrench,
+from . import _kernels as K
+from ._state import finish, kernel_arrays, prepare
+from .kinematics import (ancestors, cross, propagate_twist, propagate_wrench,
                          skew, twist_propagation_matrix, twist_propagation_rate)
 from .mass_matrix import composite_mass_matrices
 from ..model import PRISMATIC
+
+
+_coriolis_matrix_one = K.single_state(K.coriolis_matrix_one, globals(), '_coriolis_matrix_one',
+                                      'vvm')
+_convective_inertia_matrix_one = K.single_state(
+    K.convective_inertia_matrix_one, globals(), '_convective_inertia_matrix_one', 'vvm')
+_coriolis_torques_one = K.single_state(K.coriolis_torques_one, globals(),
+                                       '_coriolis_torques_one', 'vvv')
+
+
+def _single(kernel, model, q, qd, square):
+    """Return the kernel's result for one state given as vectors, or None to take the checks."""
+    if type(q) is np.ndarray and type(qd) is np.ndarray and q.ndim == 1 and qd.ndim == 1:
+        try:  # see inverse_dynamics
+            pk = model.packed
+            out = np.empty(pk.square if square else pk.n)
+            status = kernel(pk.ints, pk.reals, q, qd, out)
+        except Exception:
+            status = K.BAD_INPUT
+        if not status:
+            return out
+    return None
+
+
+def _checked(model, kernel, q, qd, square):
+    """Run a ``(q, qd)`` batch kernel after the full argument checks; return (batch, out)."""
+    batch, (q, qd), _ = prepare(model, (('q', q), ('qd', qd)))
+    (q, qd), _ = kernel_arrays(model, (q, qd))
+    pk = model.packed
+    out = np.empty(q.shape + ((pk.n,) if square else ()))
+    kernel(pk.ints, pk.reals, q, qd, out)
+    return batch, out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -132,9 +168,11 @@ def convective_inertia_matrix(model, q, qd):
     Shape ``(..., n, n)``; ``C qd`` is the Coriolis/centrifugal torque and ``dM/dt - 2 C`` is
     skew-symmetric, but ``C`` differs from the Christoffel :func:`coriolis_matrix`.
     """
-    batch, (q, qd), _ = prepare(model, (('q', q), ('qd', qd)))
-    kin = body_kinematics(model, q, qd)
-    return finish(batch, convective_matrix(model, kin), 'convective_inertia_matrix')
+    out = _single(_convective_inertia_matrix_one, model, q, qd, True)
+    if out is not None:
+        return out
+    batch, out = _checked(model, K.convective_inertia_matrix_batch, q, qd, True)
+    return finish(batch, out, 'convective_inertia_matrix')
 
 
 # ----------------------------------------------------------------------------------------------
@@ -214,13 +252,17 @@ def coriolis_matrix(model, q, qd):
     ``Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)``; shape ``(..., n, n)``; equals
     Pinocchio's ``computeCoriolisMatrix``. Computed by composite bodies (Echeandia & Wensing).
     """
-    batch, (q, qd), _ = prepare(model, (('q', q), ('qd', qd)))
-    kin = body_kinematics(model, q, qd)
-    return finish(batch, christoffel_matrix(model, kin), 'coriolis_matrix')
+    out = _single(_coriolis_matrix_one, model, q, qd, True)
+    if out is not None:
+        return out
+    batch, out = _checked(model, K.coriolis_matrix_batch, q, qd, True)
+    return finish(batch, out, 'coriolis_matrix')
 
 
 def coriolis_torques(model, q, qd):
     """Return ``C(q, qd) qd = ID(q, qd, 0) - g(q)`` by the O(n) recursion of Saha Eq. 30."""
-    batch, (q, qd), _ = prepare(model, (('q', q), ('qd', qd)))
-    tau = newton_euler(model, q, qd, np.zeros_like(q), None, np.zeros(3))
-    return finish(batch, tau, 'coriolis_torques')
+    out = _single(_coriolis_torques_one, model, q, qd, False)
+    if out is not None:
+        return out
+    batch, out = _checked(model, K.coriolis_torques_batch, q, qd, False)
+    return finish(batch, out, 'coriolis_torques')

@@ -35,16 +35,23 @@ with ``eta_i = Omega_i M_i E_i t_i - w^E_i`` (Eq. 7-8 and the external wrench) a
 
 :func:`forward_dynamics_cholesky` solves ``M qdd = tau - (C qd + g - sum J^T f)`` with the
 mass matrix of Eq. 24 and the bias of Eq. 30 by a Cholesky factorisation, O(n^3).
+
+Both run compiled kernels of :mod:`._kernels` (``articulated_body_state`` is the recursion above
+in scalar code); :func:`articulated_body` states it vectorised over a batch.
 """
 
 import numpy as np
 
-from ._state import finish, prepare
-from .inverse_dynamics import external_wrenches, newton_euler
+from . import _kernels as K
+from ._state import finish, kernel_arrays, prepare
+from .inverse_dynamics import external_wrenches
 from .kinematics import body_kinematics, cross, mass_matrices, propagate_twist, \
     propagate_wrench, twist_propagation_matrix
-from .mass_matrix import composite_mass_matrices, generalized_inertia_matrix
 from ..errors import InputError
+
+_nd = np.ndarray
+_forward_dynamics_one = K.single_state(K.forward_dynamics_one, globals(),
+                                       '_forward_dynamics_one', 'vvvmv')
 
 
 def _singular_joint(model, i):
@@ -116,8 +123,28 @@ def forward_dynamics(model, q, qd, tau, f_ext=None):
     Solves ``M(q) qdd + C(q, qd) qd + g(q) = tau + sum_i J_i^T f_i``; ``f_ext`` as in
     :func:`denoc_ros.inverse_dynamics`. Shape ``(..., n)``.
     """
+    if (type(q) is _nd and type(qd) is _nd and type(tau) is _nd and q.ndim == 1
+            and qd.ndim == 1 and tau.ndim == 1 and (f_ext is None or type(f_ext) is _nd)):
+        try:  # one state: straight to the kernel (see inverse_dynamics)
+            pk = model.packed
+            out = np.empty(pk.n)
+            if f_ext is None:
+                status = _forward_dynamics_one(pk.ints, pk.reals, q, qd, tau, pk.no_wrench, out)
+            elif len(f_ext) == pk.n:  # (0, 6) would read as "no wrenches" in the kernel
+                status = _forward_dynamics_one(pk.ints, pk.reals, q, qd, tau, f_ext, out)
+            else:
+                status = K.BAD_INPUT
+        except Exception:
+            status = K.BAD_INPUT
+        if not status:
+            return out
     batch, (q, qd, tau), f_ext = prepare(model, (('q', q), ('qd', qd), ('tau', tau)), f_ext)
-    qdd = articulated_body(model, q, qd, tau, f_ext, model.gravity)
+    (q, qd, tau), f_ext = kernel_arrays(model, (q, qd, tau), f_ext)
+    pk = model.packed
+    qdd = np.empty(q.shape)
+    status = K.forward_dynamics_batch(pk.ints, pk.reals, q, qd, tau, f_ext, qdd)
+    if status >= K.SINGULAR:
+        raise _singular_joint(model, status - K.SINGULAR)
     return finish(batch, qdd, 'forward_dynamics')
 
 
@@ -137,9 +164,12 @@ def cholesky_solve(M, b):
 def forward_dynamics_cholesky(model, q, qd, tau, f_ext=None):
     r"""Return ``qdd = M \ (tau - C qd - g + sum J^T f)`` by Cholesky (Saha Eq. 20, 24, 30)."""
     batch, (q, qd, tau), f_ext = prepare(model, (('q', q), ('qd', qd), ('tau', tau)), f_ext)
-    bias = newton_euler(model, q, qd, np.zeros_like(q), f_ext, model.gravity)
-    kin = body_kinematics(model, q)
-    M = generalized_inertia_matrix(model, kin, composite_mass_matrices(model, kin))
+    (q, qd, tau), f_ext = kernel_arrays(model, (q, qd, tau), f_ext)
+    pk = model.packed
+    bias = np.empty(q.shape)
+    K.inverse_dynamics_batch(pk.ints, pk.reals, q, qd, np.zeros((1, pk.n)), f_ext, 1.0, bias)
+    M = np.empty(q.shape + (pk.n,))
+    K.mass_matrix_batch(pk.ints, pk.reals, q, M)
     try:
         qdd = cholesky_solve(M, tau - bias)
     except np.linalg.LinAlgError:

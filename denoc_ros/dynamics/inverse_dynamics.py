@@ -25,12 +25,26 @@ Gravity enters as a fictitious acceleration ``-g`` of the base (Craig's ``0v_dot
 every ``t_dot_i`` carries ``[0; -g]`` and the wrenches include the weights. External wrenches
 ``f_ext`` (Pinocchio's ``fext`` convention, see :func:`inverse_dynamics`) are subtracted from the
 body wrenches, which gives ``tau = ID(q, qd, qdd) - sum_i J_i^T f_i``.
+
+The public functions run the compiled kernels of :mod:`._kernels` (``newton_euler_state`` and
+friends, the same recursion in scalar code); the NumPy functions below are the vectorised form,
+kept for the modules that need the intermediate quantities (joint reactions, Craig's
+configuration-space form) and as the readable statement of the algorithm.
 """
 
 import numpy as np
 
-from ._state import finish, prepare
+from . import _kernels as K
+from ._state import finish, kernel_arrays, prepare
 from .kinematics import body_kinematics, cross, propagate_twist, propagate_wrench
+
+_nd = np.ndarray
+_inverse_dynamics_one = K.single_state(K.inverse_dynamics_one, globals(),
+                                       '_inverse_dynamics_one', 'vvvv')
+_inverse_dynamics_fext_one = K.single_state(K.inverse_dynamics_fext_one, globals(),
+                                            '_inverse_dynamics_fext_one', 'vvvmv')
+_gravity_torques_one = K.single_state(K.gravity_torques_one, globals(), '_gravity_torques_one',
+                                      'vv')
 
 
 def twist_rates(model, kin, qd, qdd, gravity):
@@ -102,14 +116,46 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     body, ``[force(3); torque(3)]`` in the body's own frame, torque about the body frame origin
     (Pinocchio's ``fext`` in the joint-local frame, ``[linear; angular]``).
     """
+    if (type(q) is _nd and type(qd) is _nd and type(qdd) is _nd and q.ndim == 1
+            and qd.ndim == 1 and qdd.ndim == 1):
+        # One state given as vectors: straight to the kernel. Anything it does not take (not a
+        # model, a list, float32, a strided or read-only array) or rejects (wrong length, NaN)
+        # goes on to the checked path, which raises the documented error.
+        try:
+            pk = model.packed
+            out = np.empty(pk.n)
+            if f_ext is None:
+                status = _inverse_dynamics_one(pk.ints, pk.reals, q, qd, qdd, out)
+            elif type(f_ext) is _nd:
+                status = _inverse_dynamics_fext_one(pk.ints, pk.reals, q, qd, qdd, f_ext, out)
+            else:
+                status = K.BAD_INPUT
+        except Exception:
+            status = K.BAD_INPUT
+        if not status:
+            return out
     batch, (q, qd, qdd), f_ext = prepare(model, (('q', q), ('qd', qd), ('qdd', qdd)), f_ext)
-    tau = newton_euler(model, q, qd, qdd, f_ext, model.gravity)
+    (q, qd, qdd), f_ext = kernel_arrays(model, (q, qd, qdd), f_ext)
+    pk = model.packed
+    tau = np.empty(q.shape)
+    K.inverse_dynamics_batch(pk.ints, pk.reals, q, qd, qdd, f_ext, 1.0, tau)
     return finish(batch, tau, 'inverse_dynamics')
 
 
 def gravity_torques(model, q):
     """Return ``g(q) = ID(q, 0, 0)``, the joint forces holding the arm against gravity (Eq. 30)."""
+    if type(q) is _nd and q.ndim == 1:
+        try:  # see inverse_dynamics
+            pk = model.packed
+            out = np.empty(pk.n)
+            status = _gravity_torques_one(pk.ints, pk.reals, q, out)
+        except Exception:
+            status = K.BAD_INPUT
+        if not status:
+            return out
     batch, (q,), _ = prepare(model, (('q', q),))
-    zero = np.zeros_like(q)
-    tau = newton_euler(model, q, zero, zero, None, model.gravity)
+    (q,), _ = kernel_arrays(model, (q,))
+    pk = model.packed
+    tau = np.empty(q.shape)
+    K.gravity_torques_batch(pk.ints, pk.reals, q, tau)
     return finish(batch, tau, 'gravity_torques')

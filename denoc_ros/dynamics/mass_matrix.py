@@ -20,13 +20,20 @@ the backward recursion of Eq. 23b (for a tree, a sum over the children), and the
 ``i_ij = i_ji = p_i^T M~_i B_ij p_j`` (Eq. 24) for ``j`` an ancestor of ``i`` or ``i`` itself;
 entries of two joints on different branches are zero. O(n) for ``M~_i``, O(n d) entries for a
 tree of depth d.
+
+:func:`mass_matrix` runs the compiled ``mass_matrix_state`` of :mod:`._kernels` (the same
+recursion in scalar code, with ``M~_i`` kept as its 10 independent numbers); the NumPy functions
+below state it with full 6x6 matrices, vectorised over a batch.
 """
 
 import numpy as np
 
-from ._state import finish, prepare
-from .kinematics import (ancestors, body_kinematics, mass_matrices, propagate_wrench,
+from . import _kernels as K
+from ._state import finish, kernel_arrays, prepare
+from .kinematics import (ancestors, mass_matrices, propagate_wrench,
                          twist_propagation_matrix)
+
+_mass_matrix_one = K.single_state(K.mass_matrix_one, globals(), '_mass_matrix_one', 'vm')
 
 
 def composite_mass_matrices(model, kin):
@@ -56,7 +63,18 @@ def generalized_inertia_matrix(model, kin, M_tilde):
 
 def mass_matrix(model, q):
     """Return the symmetric positive definite mass matrix ``M(q)``, (..., n, n) (Saha Eq. 24)."""
+    if type(q) is np.ndarray and q.ndim == 1:
+        try:  # one state: straight to the kernel (see inverse_dynamics)
+            pk = model.packed
+            out = np.empty(pk.square)
+            status = _mass_matrix_one(pk.ints, pk.reals, q, out)
+        except Exception:
+            status = K.BAD_INPUT
+        if not status:
+            return out
     batch, (q,), _ = prepare(model, (('q', q),))
-    kin = body_kinematics(model, q)
-    M = generalized_inertia_matrix(model, kin, composite_mass_matrices(model, kin))
+    (q,), _ = kernel_arrays(model, (q,))
+    pk = model.packed
+    M = np.empty(q.shape + (pk.n,))
+    K.mass_matrix_batch(pk.ints, pk.reals, q, M)
     return finish(batch, M, 'mass_matrix')

@@ -1,0 +1,95 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A model packed into two contiguous arrays for the compiled kernels (:mod:`._kernels`).
+
+The kernels take the model as ``ints`` (int64, shape ``(n, 2)``) and ``reals`` (float64, shape
+``(n + 1, BODY_WIDTH)``), because the call overhead of a compiled function grows with the number
+of array arguments. Row ``i < n`` describes body ``i`` (columns named by the constants below);
+row ``n`` holds the gravity vector in its first three columns. :attr:`RobotModel.packed` builds
+this once per model (the model is immutable) and keeps it; both arrays are read-only.
+"""
+
+from typing import Dict, NamedTuple, Tuple
+
+import numpy as np
+
+# Columns of ``ints``.
+PARENT = 0         # parent body index, -1 = the fixed base
+JOINT_TYPE = 1     # REVOLUTE or PRISMATIC (denoc_ros.model)
+INT_WIDTH = 2
+
+# Columns of ``reals`` (row i = body i; row n = gravity in GRAVITY .. GRAVITY + 2).
+AXIS = 0           # (3) unit joint axis a_i in the body frame
+ROTATION = 3       # (9) joint_rotation, row-major: body frame in the parent frame at q_i = 0
+TRANSLATION = 12   # (3) joint_translation
+MASS = 15          # (1) m_i
+COM = 16           # (3) centre of mass in the body frame
+INERTIA = 19       # (9) rotational inertia about the centre of mass, body axes, row-major
+ROTATION_K = 28    # (9) joint_rotation @ (a x 1), row-major (Rodrigues: J Rot(a, q) =
+ROTATION_KK = 37   # (9) joint_rotation @ (a x 1)^2             J + sin q J K + (1 - cos q) J K^2)
+ROTATED_AXIS = 46  # (3) joint_rotation @ a (prismatic: the joint moves the origin along it)
+BODY_WIDTH = 49
+GRAVITY = 0
+
+# Frame data for the Jacobian kernels: rotation (9, row-major) and translation (3) in the body.
+FRAME_WIDTH = 12
+
+
+class PackedModel(NamedTuple):
+    """The arrays the kernels read, plus what the public wrappers check against."""
+
+    ints: np.ndarray            # (n, INT_WIDTH) int64, read-only
+    reals: np.ndarray           # (n + 1, BODY_WIDTH) float64, read-only
+    n: int                      # number of degrees of freedom
+    square: Tuple[int, int]     # (n, n)
+    no_wrench: np.ndarray       # (0, 6) float64 placeholder for f_ext=None
+    frames: Dict[str, Tuple[int, np.ndarray]]  # frame name -> (body, FRAME_WIDTH reals)
+
+
+def _read_only(a):
+    a.setflags(write=False)
+    return a
+
+
+def pack_model(model) -> PackedModel:
+    """Return the packed arrays of ``model`` (a :class:`denoc_ros.RobotModel`)."""
+    n = model.dof
+    ints = np.zeros((n, INT_WIDTH), dtype=np.int64)
+    ints[:, PARENT] = model.parent
+    ints[:, JOINT_TYPE] = model.joint_type
+    reals = np.zeros((n + 1, BODY_WIDTH))
+    reals[:n, AXIS:AXIS + 3] = model.axis
+    reals[:n, ROTATION:ROTATION + 9] = model.joint_rotation.reshape(n, 9)
+    reals[:n, TRANSLATION:TRANSLATION + 3] = model.joint_translation
+    reals[:n, MASS] = model.mass
+    reals[:n, COM:COM + 3] = model.com
+    reals[:n, INERTIA:INERTIA + 9] = model.inertia.reshape(n, 9)
+    K = np.zeros((n, 3, 3))
+    a = model.axis
+    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -a[:, 2], a[:, 1], -a[:, 0]
+    K[:, 1, 0], K[:, 2, 0], K[:, 2, 1] = a[:, 2], -a[:, 1], a[:, 0]
+    JK = model.joint_rotation @ K
+    reals[:n, ROTATION_K:ROTATION_K + 9] = JK.reshape(n, 9)
+    reals[:n, ROTATION_KK:ROTATION_KK + 9] = (JK @ K).reshape(n, 9)
+    reals[:n, ROTATED_AXIS:ROTATED_AXIS + 3] = np.einsum('nij,nj->ni', model.joint_rotation, a)
+    reals[n, GRAVITY:GRAVITY + 3] = model.gravity
+    frames = {}
+    for frame in model.frames:
+        data = np.concatenate((np.asarray(frame.rotation, dtype=float).reshape(9),
+                               np.asarray(frame.translation, dtype=float).reshape(3)))
+        frames[frame.name] = (int(frame.body), _read_only(data))
+    return PackedModel(ints=_read_only(ints), reals=_read_only(reals), n=n, square=(n, n),
+                       no_wrench=np.zeros((0, 6)), frames=frames)
