@@ -14,6 +14,7 @@
 
 """The ``main()`` shared by every executable: init, build the node, spin, shut down cleanly."""
 
+import gc
 import sys
 
 import rclpy
@@ -33,6 +34,11 @@ def spin_node(factory, name, args=None):
     node = None
     try:
         node = factory()
+        # Everything built so far (modules, compiled kernels, the model) lives as long as the
+        # process: move it out of the collector's sight, so that a full collection during
+        # spinning does not stall a callback for milliseconds.
+        gc.collect()
+        gc.freeze()
         rclpy.spin(node)
     except DenocError as err:
         print(f'{name}: {err}', file=sys.stderr)
