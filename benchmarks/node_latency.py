@@ -90,11 +90,11 @@ FASTDDS_PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
 """
 
 
-def ros_environment():
+def ros_environment(prefix='denoc_latency_'):
     """Force the ROS sandbox into os.environ (before rclpy is imported); return ROS_HOME."""
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ['ROS_DOMAIN_ID'] = str(random.SystemRandom().randint(1, 100))
-    home = tempfile.mkdtemp(prefix='denoc_latency_')
+    home = tempfile.mkdtemp(prefix=prefix)
     os.environ['ROS_HOME'] = home
     os.environ['ROS_LOG_DIR'] = os.path.join(home, 'log')
     if not os.environ.get('FASTDDS_DEFAULT_PROFILES_FILE'):
@@ -419,9 +419,8 @@ def parse_args(argv=None):
     return args
 
 
-def main(argv=None):
-    """Run the benchmark; SIGTERM stops it cleanly like Ctrl-C."""
-    args = parse_args(argv)
+def run_cli(run, args, name):
+    """Run ``run(args)`` with SIGTERM stopping it cleanly like Ctrl-C; return the exit status."""
     # the sender thread and the executor share the GIL: hand it over every 0.5 ms, not 5 ms
     sys.setswitchinterval(0.0005)
 
@@ -431,8 +430,13 @@ def main(argv=None):
     try:
         return run(args)
     except KeyboardInterrupt:
-        print('node_latency: interrupted', file=sys.stderr)
+        print(f'{name}: interrupted', file=sys.stderr)
         return 130
+
+
+def main(argv=None):
+    """Run the benchmark; SIGTERM stops it cleanly like Ctrl-C."""
+    return run_cli(run, parse_args(argv), 'node_latency')
 
 
 if __name__ == '__main__':

@@ -76,17 +76,14 @@ import argparse
 import math
 import os
 import pathlib
-import random
 import shutil
-import signal
 import sys
-import tempfile
 import threading
 import time
 
 import denoc_ros as dr
 from denoc_ros.description import read_description
-from node_latency import Child, FASTDDS_PROFILE
+from node_latency import Child, ros_environment, run_cli
 import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -110,21 +107,6 @@ AMPLITUDE = np.array([0.5, 0.4, 0.5, 0.4, 0.5, 0.4, 0.5])
 FREQUENCY = 0.1 * np.arange(2, 9)
 PHASE = 0.3 * np.arange(7)
 PERIOD = 10.0
-
-
-def ros_environment():
-    """Force the ROS sandbox into os.environ (before rclpy is imported); return ROS_HOME."""
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    os.environ['ROS_DOMAIN_ID'] = str(random.SystemRandom().randint(1, 100))
-    home = tempfile.mkdtemp(prefix='denoc_soak_')
-    os.environ['ROS_HOME'] = home
-    os.environ['ROS_LOG_DIR'] = os.path.join(home, 'log')
-    if not os.environ.get('FASTDDS_DEFAULT_PROFILES_FILE'):
-        profile = os.path.join(home, 'fastdds_profile.xml')
-        with open(profile, 'w') as f:
-            f.write(FASTDDS_PROFILE)
-        os.environ['FASTDDS_DEFAULT_PROFILES_FILE'] = profile
-    return home
 
 
 def trajectory_table(rate, with_effort):
@@ -337,7 +319,7 @@ def run(args):
     except (dr.DenocError, RuntimeError) as err:
         print(f'soak: cannot build the trajectory: {err}', file=sys.stderr)
         return 1
-    home = ros_environment()
+    home = ros_environment('denoc_soak_')
     # only now: the environment above must be in place before rclpy is imported
     from diagnostic_msgs.msg import DiagnosticArray
     import rclpy
@@ -685,18 +667,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     """Run the soak; SIGTERM stops it cleanly like Ctrl-C."""
-    args = parse_args(argv)
-    # the sender thread and the executor share the GIL: hand it over every 0.5 ms, not 5 ms
-    sys.setswitchinterval(0.0005)
-
-    def terminate(signum, frame):
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, terminate)
-    try:
-        return run(args)
-    except KeyboardInterrupt:
-        print('soak: interrupted', file=sys.stderr)
-        return 130
+    return run_cli(run, parse_args(argv), 'soak')
 
 
 if __name__ == '__main__':
