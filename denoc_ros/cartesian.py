@@ -294,6 +294,11 @@ def _compiled(pk, batch, q, qd, data, damping, rcond, name):
         raise _not_positive_definite()
     if status != K.OK:
         return None
+    return _result(batch, name, J, Lam, mu, p, J_bar, cond)
+
+
+def _result(batch, name, J, Lam, mu, p, J_bar, cond):
+    """Return the :class:`CartesianDynamics` of flattened (B, ...) arrays, batch axes restored."""
     cond = finish(batch, cond, 'condition number')
     return CartesianDynamics(
         jacobian=finish(batch, J, 'jacobian'),
@@ -345,16 +350,7 @@ def _operational_space(batch, name, J, Jdqd, M, h, g, damping, rcond):
     J_bar_T = np.swapaxes(J_bar, -1, -2)
     mu = np.einsum('bij,bj->bi', J_bar_T, h) - np.einsum('bij,bj->bi', Lam, Jdqd)
     p = np.einsum('bij,bj->bi', J_bar_T, g)
-    cond = finish(batch, cond, 'condition number')
-    return CartesianDynamics(
-        jacobian=finish(batch, J, 'jacobian'),
-        inertia=finish(batch, Lam, 'Cartesian inertia'),
-        coriolis=finish(batch, mu, 'Cartesian Coriolis force'),
-        gravity=finish(batch, p, 'Cartesian gravity force'),
-        jacobian_bar=finish(batch, J_bar, 'jacobian_bar'),
-        condition_number=float(cond) if cond.ndim == 0 else cond,
-        frame=name,
-    )
+    return _result(batch, name, J, Lam, mu, p, J_bar, cond)
 
 
 def _point_offset(model, q, frame, point):

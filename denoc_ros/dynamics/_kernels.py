@@ -338,6 +338,25 @@ def subtract_external_wrench(kin, fext, i, w):
 
 
 @jit
+def resultant_wrenches(ints, C, p, w, tau):
+    """Accumulate ``w~_i = w_i + sum_children B_ci^T w~_c`` backwards, ``tau_i = p_i^T w~_i``."""
+    n = ints.shape[0]
+    for i in range(n - 1, -1, -1):
+        k = ints[i, PARENT]
+        tau[i] = (p[i, 0] * w[i, 0] + p[i, 1] * w[i, 1] + p[i, 2] * w[i, 2]
+                  + p[i, 3] * w[i, 3] + p[i, 4] * w[i, 4] + p[i, 5] * w[i, 5])
+        if k >= 0:
+            x0, x1, x2 = cross(C[k, 0] - C[i, 0], C[k, 1] - C[i, 1], C[k, 2] - C[i, 2],
+                               w[i, 3], w[i, 4], w[i, 5])
+            w[k, 0] += w[i, 0] - x0
+            w[k, 1] += w[i, 1] - x1
+            w[k, 2] += w[i, 2] - x2
+            w[k, 3] += w[i, 3]
+            w[k, 4] += w[i, 4]
+            w[k, 5] += w[i, 5]
+
+
+@jit
 def newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, kin, mot, tau):
     """Write ``tau_i = p_i^T w~_i`` (Saha Eq. 30) for one state; gravity scaled by gscale."""
     n = ints.shape[0]
@@ -365,20 +384,7 @@ def newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, kin, mot, tau):
         w[i, 5] = m * t_dot[i, 5]
         if fext.shape[0] > 0:
             subtract_external_wrench(kin, fext, i, w)
-    # Resultant wrenches w~_i = w_i + sum_children B_ci^T w~_c, backwards (Eq. 30).
-    for i in range(n - 1, -1, -1):
-        k = ints[i, PARENT]
-        tau[i] = (p[i, 0] * w[i, 0] + p[i, 1] * w[i, 1] + p[i, 2] * w[i, 2]
-                  + p[i, 3] * w[i, 3] + p[i, 4] * w[i, 4] + p[i, 5] * w[i, 5])
-        if k >= 0:
-            x0, x1, x2 = cross(C[k, 0] - C[i, 0], C[k, 1] - C[i, 1], C[k, 2] - C[i, 2],
-                               w[i, 3], w[i, 4], w[i, 5])
-            w[k, 0] += w[i, 0] - x0
-            w[k, 1] += w[i, 1] - x1
-            w[k, 2] += w[i, 2] - x2
-            w[k, 3] += w[i, 3]
-            w[k, 4] += w[i, 4]
-            w[k, 5] += w[i, 5]
+    resultant_wrenches(ints, C, p, w, tau)  # backwards (Eq. 30)
 
 
 @jit
@@ -433,19 +439,7 @@ def gravity_state(ints, reals, q, kin, w, tau):
         m = reals[i, MASS]
         w[i, 0], w[i, 1], w[i, 2] = 0.0, 0.0, 0.0
         w[i, 3], w[i, 4], w[i, 5] = -m * g0, -m * g1, -m * g2
-    for i in range(n - 1, -1, -1):
-        k = ints[i, PARENT]
-        tau[i] = (p[i, 0] * w[i, 0] + p[i, 1] * w[i, 1] + p[i, 2] * w[i, 2]
-                  + p[i, 3] * w[i, 3] + p[i, 4] * w[i, 4] + p[i, 5] * w[i, 5])
-        if k >= 0:
-            x0, x1, x2 = cross(C[k, 0] - C[i, 0], C[k, 1] - C[i, 1], C[k, 2] - C[i, 2],
-                               w[i, 3], w[i, 4], w[i, 5])
-            w[k, 0] += w[i, 0] - x0
-            w[k, 1] += w[i, 1] - x1
-            w[k, 2] += w[i, 2] - x2
-            w[k, 3] += w[i, 3]
-            w[k, 4] += w[i, 4]
-            w[k, 5] += w[i, 5]
+    resultant_wrenches(ints, C, p, w, tau)  # backwards (Eq. 30)
 
 
 @jit
