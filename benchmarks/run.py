@@ -65,14 +65,12 @@ repeat long enough to be measurable); ratios are ours / theirs (above 1: we are 
 import argparse
 import contextlib
 import datetime
-import glob
 import hashlib
 import json
 import os
 import pathlib
 import platform
 import shutil
-import site
 import statistics
 import subprocess
 import sys
@@ -82,6 +80,7 @@ import timeit
 import warnings
 
 import denoc_ros as dr
+from denoc_ros.resources import example_robot_data_dir
 import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -210,17 +209,6 @@ def print_table(table, tables):
 
 
 # -- robots --------------------------------------------------------------------------------------
-def example_robot_data_dir():
-    """Return the ``robots/`` folder of PyPI ``example-robot-data`` (as test/conftest.py does)."""
-    roots = list(site.getsitepackages()) + [site.getusersitepackages()] + sys.path
-    for root in roots:
-        hits = glob.glob(os.path.join(root, 'cmeel.prefix', 'share', 'example-robot-data',
-                                      'robots'))
-        if hits:
-            return pathlib.Path(hits[0])
-    return None
-
-
 def random_state(model, seed, lower=None, upper=None):
     """Return (q, qd, qdd, tau) at a seeded random state (q within the limits if given)."""
     rng = np.random.default_rng(seed)

@@ -19,8 +19,10 @@ Looked up, in order, through the ament index (a colcon workspace or a sourced RO
 ``<sys.prefix>/share/denoc_ros`` (a pip-installed venv), and beside the source tree (a checkout).
 """
 
+import glob
 import os
 import pathlib
+import site
 import sys
 
 from .errors import InputError
@@ -72,3 +74,14 @@ def resolve_urdf(path_or_name):
     if os.path.isfile(path_or_name):
         return pathlib.Path(path_or_name)
     return bundled_urdf(path_or_name)
+
+
+def example_robot_data_dir():
+    """Return the ``robots/`` folder of PyPI ``example-robot-data`` if installed, else None."""
+    roots = list(site.getsitepackages()) + [site.getusersitepackages()] + sys.path
+    for root in roots:
+        hits = glob.glob(os.path.join(root, 'cmeel.prefix', 'share', 'example-robot-data',
+                                      'robots'))
+        if hits:
+            return pathlib.Path(hits[0])
+    return None

@@ -14,14 +14,13 @@
 
 """Shared pytest fixtures and helpers: where the robot descriptions are, and the ROS sandbox."""
 
-import glob
 import os
 import pathlib
 import random
-import site
 import sys
 import tempfile
 
+from denoc_ros.resources import example_robot_data_dir
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -35,17 +34,6 @@ os.environ.setdefault('ROS_DOMAIN_ID', str(random.Random().randint(1, 100)))
 os.environ.setdefault('ROS_HOME', tempfile.mkdtemp(prefix='denoc_ros_home_'))
 os.environ.setdefault('FASTDDS_DEFAULT_PROFILES_FILE',
                       str(pathlib.Path(__file__).resolve().parent / 'fastdds_test_profile.xml'))
-
-
-def example_robot_data_dir():
-    """Return the ``robots/`` folder of PyPI ``example-robot-data``, or None if not installed."""
-    roots = list(site.getsitepackages()) + [site.getusersitepackages()] + sys.path
-    for root in roots:
-        hits = glob.glob(os.path.join(root, 'cmeel.prefix', 'share', 'example-robot-data',
-                                      'robots'))
-        if hits:
-            return pathlib.Path(hits[0])
-    return None
 
 
 def example_robot(relpath):

@@ -90,7 +90,7 @@ def test_example_robot_data_present_in_made_environment():
     """The real URDFs the Pinocchio comparisons use are installed with the test tools."""
     if not (pathlib.Path(sys.prefix) / '.denoc_stamps' / 'test').is_file():
         pytest.skip('not running inside the environment made by setup_env.sh --test')
-    from conftest import example_robot_data_dir
+    from denoc_ros.resources import example_robot_data_dir
     robots = example_robot_data_dir()
     assert robots is not None
     assert (robots / 'panda_description' / 'urdf' / 'panda.urdf').is_file()
