@@ -66,8 +66,9 @@ class Harness:
         subs += [(Float64MultiArray, '/denoc_dynamics/effort_command', 'command'),
                  (JointTrajectory, '/denoc_dynamics/prediction', 'prediction'),
                  (DiagnosticArray, '/diagnostics', 'diagnostics')]
+        # depth 100: the node may answer a burst of joint states in one callback (drain_limit)
         self.subs = [p.create_subscription(
-            kind, topic, lambda m, key=key: self.received.setdefault(key, []).append(m), 10)
+            kind, topic, lambda m, key=key: self.received.setdefault(key, []).append(m), 100)
             for kind, topic, key in subs]
 
     def spin_until(self, predicate, timeout=10.0):

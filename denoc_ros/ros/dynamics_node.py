@@ -24,13 +24,13 @@ For every joint state it publishes, stamped like the input: ``~/gravity_torques`
 names + effort) and ``~/effort_command`` (std_msgs/Float64MultiArray in ``command_joints`` order);
 with a recent ``~/reference`` the terms are the computed-torque feed-forward at the desired state
 (see :mod:`denoc_ros.feedforward`). With measured efforts it also publishes ``~/prediction``.
+An output topic without subscribers is skipped (not serialized; no prediction is integrated).
 Services: ``~/get_mass_matrix``, ``~/get_cartesian_dynamics``, ``~/compute_inverse_dynamics``,
 ``~/compute_forward_dynamics``, ``~/set_payload``. Diagnostics on ``/diagnostics``.
 
 This module only converts between messages and arrays; every number comes from the library.
 """
 
-import math
 import time
 
 from denoc_ros_interfaces.srv import (ComputeForwardDynamics, ComputeInverseDynamics,
@@ -48,7 +48,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._main import spin_node
-from .conversions import JointMap
+from .conversions import all_finite, JointMap
 from .. import dynamics
 from ..cartesian import cartesian_dynamics
 from ..description import read_description
@@ -91,6 +91,9 @@ PARAMETERS = {
         'time_from_start of ~/prediction [s]; 0: the present accelerations', (0.0, 10.0))),
     'prediction_substeps': (1, _descriptor(
         'Runge-Kutta steps over the prediction horizon', int_range=(1, 1000))),
+    'drain_limit': (10, _descriptor(
+        'joint states that queued up which a callback answers after its own, without a trip '
+        'through the executor; 0: one per callback', int_range=(0, 1000))),
     'diagnostics_period': (1.0, _descriptor(
         'period of /diagnostics [s]', (0.05, 60.0), read_only=True)),
 }
@@ -107,6 +110,7 @@ class Settings:
         self.reference_timeout = float(values['reference_timeout'])
         self.prediction_horizon = float(values['prediction_horizon'])
         self.prediction_substeps = int(values['prediction_substeps'])
+        self.drain_limit = int(values['drain_limit'])
         gravity = [float(g) for g in values['gravity']]
         if len(gravity) != 3 or not np.all(np.isfinite(gravity)):
             raise InputError(f'gravity must be 3 finite numbers, got {values["gravity"]}')
@@ -201,8 +205,8 @@ class DynamicsNode(Node):
         # a burst of messages (qos_profile_sensor_data keeps only 5)
         joint_state_qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT,
                                      durability=DurabilityPolicy.VOLATILE)
-        self.create_subscription(JointState, 'joint_states', self.joint_state_callback,
-                                 joint_state_qos)
+        self._joint_state_sub = self.create_subscription(
+            JointState, 'joint_states', self.joint_state_callback, joint_state_qos)
         self.create_subscription(JointTrajectory, '~/reference', self.reference_callback, 10)
         self.create_service(GetMassMatrix, '~/get_mass_matrix', self.get_mass_matrix_callback)
         self.create_service(GetCartesianDynamics, '~/get_cartesian_dynamics',
@@ -305,6 +309,27 @@ class DynamicsNode(Node):
 
     # -- topics ----------------------------------------------------------------------------------
     def joint_state_callback(self, msg):
+        """
+        Answer a joint state, then up to ``drain_limit`` more that queued up meanwhile.
+
+        The rclpy executor rebuilds its wait set over every entity of the node (about 20 with
+        the parameter services and QoS event handlers) for each message it hands over, 0.1-0.2
+        ms of Python per message. Taking the queued messages here instead answers a backlog
+        (after the process was descheduled, say) at the cost of the computation alone; the bound
+        keeps services and timers (and other nodes sharing the executor) served under a
+        sustained overload.
+        """
+        self._answer_joint_state(msg)
+        subscription = self._joint_state_sub
+        handle = subscription.handle
+        for _ in range(self.settings.drain_limit):
+            with handle:
+                taken = handle.take_message(subscription.msg_type, subscription.raw)
+            if taken is None:
+                return
+            self._answer_joint_state(taken[0])
+
+    def _answer_joint_state(self, msg):
         """Compute and publish the feed-forward terms (and a prediction) for one joint state."""
         self.stats.received += 1
         self.stats.period_received += 1
@@ -331,19 +356,30 @@ class DynamicsNode(Node):
             return
         self._latest = (q, qd, effort)  # the services' "latest joint state"
         total = terms.total
-        # one check covers all terms: a NaN or inf anywhere makes the sum non-finite
-        if not math.isfinite(float(total.sum() + terms.gravity.sum() + terms.coriolis.sum())):
+        effort_total = total.tolist()
+        # one check covers all terms: a NaN or inf in any term makes their sum non-finite
+        if not all_finite(effort_total):
             self._reject('non-finite torques at this state: nothing published')
             return
+        # A topic nobody subscribes to is not serialized (a publish costs 5-8 us).
         for term, value in (('gravity', terms.gravity), ('coriolis', terms.coriolis),
-                            ('inertia', terms.inertia), ('feedforward', total)):
-            out = self._out[term]  # preallocated: only the stamp and the efforts change
+                            ('inertia', terms.inertia)):
+            publisher = self._pub[term]
+            if publisher.get_subscription_count():
+                out = self._out[term]  # preallocated: only the stamp and the efforts change
+                out.header = msg.header
+                out.effort = value.tolist()
+                publisher.publish(out)
+        publisher = self._pub['feedforward']
+        if publisher.get_subscription_count():
+            out = self._out['feedforward']
             out.header = msg.header
-            out.effort = value.tolist()
-            self._pub[term].publish(out)
-        self._command_msg.data = total[self._command_index].tolist()
-        self._command_pub.publish(self._command_msg)
-        if effort is not None:
+            out.effort = effort_total
+            publisher.publish(out)
+        if self._command_pub.get_subscription_count():
+            self._command_msg.data = total[self._command_index].tolist()
+            self._command_pub.publish(self._command_msg)
+        if effort is not None and self._prediction_pub.get_subscription_count():
             self._publish_prediction(msg.header, q, qd, effort)
         self.stats.published += 1
         self.stats.compute_time(time.perf_counter() - start)
