@@ -460,3 +460,26 @@ def test_burst_of_joint_states_is_processed_in_full(make_node):
     assert h.node.stats.received - before_in == 100
     stamps = [m.header.stamp.sec for m in h.received['feedforward'][-100:]]
     assert stamps == list(range(10, 110))  # in order
+
+
+@pytest.mark.parametrize('limit', [0, 5, 100])
+def test_drain_limit_answers_a_backlog_in_one_callback(make_node, limit):
+    """One callback answers its joint state and up to drain_limit queued ones, in order."""
+    model = dr.load_urdf(bundled_urdf('craig_rr'))
+    h = make_node(urdf_path='craig_rr', drain_limit=limit)
+    h.connect()
+    queued = 20
+    before_in, before_out = h.node.stats.received, h.count('feedforward')
+    for k in range(queued):
+        msg = JointState(name=list(model.joint_names), position=[0.01 * k, 0.2])
+        msg.header.stamp.sec = 100 + k
+        h.joint_pub.publish(msg)
+    time.sleep(0.5)  # delivered into the node's queue meanwhile (nothing spins)
+    end = time.monotonic() + 10.0
+    while h.node.stats.received == before_in and time.monotonic() < end:
+        h.executor.spin_once(timeout_sec=0.1)
+    assert h.node.stats.received - before_in == min(queued, 1 + limit)
+    assert h.spin_until(lambda: h.count('feedforward') - before_out >= queued)
+    stamps = [m.header.stamp.sec for m in h.received['feedforward'][-queued:]]
+    assert stamps == list(range(100, 100 + queued))
+    assert h.node.stats.received - before_in == queued
