@@ -19,6 +19,7 @@ Run from the repository root::
 
     .venv/bin/python benchmarks/node_latency.py                  # 30 s per target at 1 kHz
     .venv/bin/python benchmarks/node_latency.py --duration 2 --rate 200   # smoke test
+    .venv/bin/python benchmarks/node_latency.py --subscribe-all --drain-limit 0  # variants
 
 This process (the driver) starts two children: the dynamics node
 (``<venv>/bin/dynamics_node --ros-args -p urdf_path:=panda``) and ``benchmarks/relay_node.py``
@@ -35,13 +36,29 @@ on the same clock:
 * ``rmw``: the receive timestamp the middleware puts in the message info (leaves out the
   driver's own executor delay).
 
-The two targets are driven one after the other (relay first), the same way, so that they do not
-compete for the CPUs; each first gets ``--warmup`` messages answered one by one (the node's first
-call may compile kernels), which are not counted. Messages are sent from a thread on an absolute
-1/rate schedule (an rclpy timer at 1 kHz does not keep its rate); the achieved rate is measured
-and reported. Reported per target: sent, received, lost, achieved send rate, p50 / p99 / max
-round trip, and the node minus relay differences against the targets of the issue (no message
+The two targets are driven one after the other, the same way, so that they do not compete for
+the CPUs, in ``--rounds`` R alternating rounds: round k drives the relay for duration/R seconds,
+then the node for duration/R seconds, so that a slow period of a shared machine falls on both
+alike. Each target gets ``--duration`` seconds in all and its results are pooled over the
+rounds; sequence numbers continue from round to round, and after each round the driver waits
+for the stragglers (until all came back, or 1 s without news). Before the first round each
+target gets ``--warmup`` messages answered one by one (the node's first call may compile
+kernels), which are not counted. Messages are sent from a thread on an absolute 1/rate schedule
+(an rclpy timer at 1 kHz does not keep its rate); the achieved rate (send intervals over the
+summed first-to-last publish times of the rounds) is measured and reported. Reported per
+target: sent, received, lost, achieved send rate, p50 / p99 / max round trip over all its
+messages, and the node minus relay differences against the targets of the issue (no message
 lost; p50 within 0.2 ms and p99 within 1 ms of the relay's) -- reported, not asserted.
+
+The node skips the outputs nobody subscribes to, so by default it only produces
+``feedforward_torques``. ``--subscribe-all`` has the driver also subscribe (same QoS, raw: the
+callback only counts) to ``gravity_torques``, ``coriolis_torques``, ``inertia_torques``,
+``effort_command`` and, with ``--with-effort``, ``prediction`` of ``/denoc_dynamics``: the node
+is then measured with every output in use, and the report says how many messages each of them
+delivered during the node's rounds. Their discovery is awaited too, the node's warm-up lasts
+until each has delivered a message, and their counts start once they have been quiet for 0.2 s.
+``--drain-limit N`` starts the node with ``-p drain_limit:=N`` (joint states that queued up
+which one callback answers after its own; default: the node's, 10).
 
 Every process runs with ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``, a random ``ROS_DOMAIN_ID``
 and ``ROS_HOME`` in a temporary directory (which also holds the children's logs and, unless
@@ -150,8 +167,10 @@ class Target:
         self.received = {}         # sequence id -> (callback rtt ns, rmw rtt ns or None)
         self.warmup_seen = set()
         self.duplicates = 0
-        self.sent = 0
-        self.send_start = self.send_end = None
+        self.sent = 0              # over all rounds, hence also the next sequence number
+        self.intervals = 0         # send intervals timed: each round's messages but its first
+        self.send_time = 0.0       # first to last publish of each round [s], summed
+        self.outputs = []          # the extra outputs counted (--subscribe-all)
 
     def on_message(self, msg, info):
         now = time.time_ns()
@@ -170,6 +189,23 @@ class Target:
         self.received[seq] = (now - stamp, rmw - stamp if rmw else None)
 
 
+class CountedOutput:
+    """An extra output of the node, which the driver only counts (``--subscribe-all``)."""
+
+    def __init__(self, topic, msg_type):
+        self.topic, self.msg_type = topic, msg_type
+        self.subscription = None
+        self.count = 0
+        self.before = 0            # the count when the timed rounds began
+
+    def on_message(self, msg):
+        self.count += 1
+
+    def delivered(self):
+        """Return the messages received since the timed rounds began."""
+        return self.count - self.before
+
+
 def joint_state(msg_type, names, seq_label, t):
     """Return a JointState at time t (smooth positions and velocities), stamped now."""
     msg = msg_type()
@@ -184,11 +220,17 @@ def joint_state(msg_type, names, seq_label, t):
 
 
 def sender(target, msg_type, names, count, rate, deadline, efforts, stop):
-    """Publish ``count`` messages on an absolute 1/rate schedule (never bursting to catch up)."""
+    """
+    Publish one round of ``count`` messages on an absolute 1/rate schedule (never bursting).
+
+    Sequence numbers continue from ``target.sent``; the round's send intervals and first to last
+    publish time are added to the target's.
+    """
     period = 1.0 / rate
-    next_time = time.perf_counter()
-    target.send_start = time.perf_counter()
-    for seq in range(count):
+    first = target.sent
+    next_time = send_start = time.perf_counter()
+    send_end = None
+    for seq in range(first, first + count):
         now = time.perf_counter()
         if now > deadline or stop.is_set():
             break
@@ -204,8 +246,11 @@ def sender(target, msg_type, names, count, rate, deadline, efforts, stop):
         except Exception:  # noqa: B902 - rclpy shut down under us (interrupted): stop quietly
             break
         target.sent = seq + 1
-        target.send_end = time.perf_counter()
+        send_end = time.perf_counter()
         next_time += period
+    if send_end is not None:
+        target.intervals += target.sent - first - 1
+        target.send_time += send_end - send_start
 
 
 def percentile_ms(values, q):
@@ -229,6 +274,8 @@ def run(args):
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import JointTrajectory
     node_exe = pathlib.Path(sys.executable).parent / 'dynamics_node'
     if not node_exe.exists():
         found = shutil.which('dynamics_node')
@@ -247,8 +294,10 @@ def run(args):
     try:
         children.append(Child('relay', [sys.executable, str(HERE / 'relay_node.py'),
                                         '--ros-args', '-r', '__ns:=/relay'], home))
-        children.append(Child('dynamics_node', [str(node_exe), '--ros-args', '-p',
-                                                f'urdf_path:={args.urdf}'], home))
+        node_args = ['-p', f'urdf_path:={args.urdf}']
+        if args.drain_limit is not None:
+            node_args += ['-p', f'drain_limit:={args.drain_limit}']
+        children.append(Child('dynamics_node', [str(node_exe), '--ros-args'] + node_args, home))
         rclpy.init(context=context)
         node = rclpy.create_node('latency_driver', context=context)
         executor = SingleThreadedExecutor(context=context)
@@ -261,6 +310,17 @@ def run(args):
             t.publisher = node.create_publisher(JointState, t.in_topic, 10)
             t.subscription = node.create_subscription(JointState, t.out_topic, t.on_message,
                                                       echo_qos)
+        if args.subscribe_all:
+            outputs = [CountedOutput(f'/denoc_dynamics/{term}_torques', JointState)
+                       for term in ('gravity', 'coriolis', 'inertia')]
+            outputs.append(CountedOutput('/denoc_dynamics/effort_command', Float64MultiArray))
+            if args.with_effort:
+                outputs.append(CountedOutput('/denoc_dynamics/prediction', JointTrajectory))
+            for o in outputs:
+                # raw: the driver does not spend time deserializing what it only counts
+                o.subscription = node.create_subscription(o.msg_type, o.topic, o.on_message,
+                                                          echo_qos, raw=True)
+            targets[1].outputs = outputs
         diagnostics = {}
 
         def on_diagnostics(msg):
@@ -284,46 +344,76 @@ def run(args):
         start = time.monotonic()
         if not spin_until(lambda: all(t.publisher.get_subscription_count() > 0
                                       and t.subscription.get_publisher_count() > 0
+                                      and all(o.subscription.get_publisher_count() > 0
+                                              for o in t.outputs)
                                       for t in targets), args.timeout):
             raise RuntimeError(f'no discovery within {args.timeout} s:\n'
                                + '\n'.join(f'[{c.name}]\n{c.log_tail()}' for c in children))
         print(f'discovery: {time.monotonic() - start:.2f} s', flush=True)
 
         for t in targets:
+            # untimed: every --warmup message answered in turn, and one on each extra output
+            # (which also shows that the node has discovered the driver's subscriptions)
             warm_start = time.monotonic()
             answered = 0
             attempt = 0
-            while answered < args.warmup:
+            while answered < args.warmup or not all(o.count for o in t.outputs):
                 if time.monotonic() - warm_start > args.timeout:
+                    silent = ', '.join(o.topic for o in t.outputs if not o.count)
                     raise RuntimeError(f'{t.label}: only {answered} of {args.warmup} warm-up '
-                                       f'messages answered within {args.timeout} s')
+                                       f'messages answered within {args.timeout} s'
+                                       + (f'; nothing on {silent}' if silent else ''))
                 label = f'w{attempt}'
                 attempt += 1
-                t.publisher.publish(joint_state(JointState, names, label, 0.0))
+                msg = joint_state(JointState, names, label, 0.0)
+                if args.with_effort:
+                    msg.effort = [0.0] * len(names)
+                t.publisher.publish(msg)
                 if spin_until(lambda: label in t.warmup_seen, 1.0 if answered else 10.0):
                     answered += 1
             print(f'{t.label}: warm-up {args.warmup} messages answered in '
                   f'{time.monotonic() - warm_start:.2f} s', flush=True)
-
-            count = max(int(round(args.duration * args.rate)), 1)
-            thread = threading.Thread(target=sender, args=(
-                t, JointState, names, count, args.rate, time.perf_counter() + args.duration + 5.0,
-                args.with_effort, stop), daemon=True)
-            threads.append(thread)
-            thread.start()
-            while thread.is_alive():
-                executor.spin_once(timeout_sec=0.005)
-            thread.join()
-            # drain: until everything came back, or 1 s without news (at most 10 s)
-            drain_end = time.monotonic() + 10.0
-            last, last_change = len(t.received), time.monotonic()
-            while time.monotonic() < drain_end and len(t.received) < t.sent:
-                executor.spin_once(timeout_sec=0.01)
-                if len(t.received) != last:
-                    last, last_change = len(t.received), time.monotonic()
-                elif time.monotonic() - last_change > 1.0:
+            # the extra outputs' answers to the last warm-up message may come after the echo:
+            # count from 0.2 s without any of them (at most 2 s)
+            settle_end = time.monotonic() + 2.0
+            counts, last_change = None, time.monotonic()
+            while t.outputs and time.monotonic() < settle_end:
+                if counts != [o.count for o in t.outputs]:
+                    counts, last_change = [o.count for o in t.outputs], time.monotonic()
+                elif time.monotonic() - last_change > 0.2:
                     break
-            print(f'{t.label}: sent {t.sent}, received {len(t.received)}', flush=True)
+                executor.spin_once(timeout_sec=0.01)
+            for o in t.outputs:
+                o.before = o.count
+
+        total = max(int(round(args.duration * args.rate)), 1)
+        for k in range(args.rounds):
+            count = total * (k + 1) // args.rounds - total * k // args.rounds
+            for t in targets:
+                sent_before, received_before = t.sent, len(t.received)
+                thread = threading.Thread(target=sender, args=(
+                    t, JointState, names, count, args.rate,
+                    time.perf_counter() + args.duration / args.rounds + 5.0, args.with_effort,
+                    stop), daemon=True)
+                threads.append(thread)
+                thread.start()
+                while thread.is_alive():
+                    executor.spin_once(timeout_sec=0.005)
+                thread.join()
+                # drain: until everything came back, or 1 s without news (at most 10 s)
+                drain_end = time.monotonic() + 10.0
+                last, last_change = len(t.received), time.monotonic()
+                while time.monotonic() < drain_end and len(t.received) < t.sent:
+                    executor.spin_once(timeout_sec=0.01)
+                    if len(t.received) != last:
+                        last, last_change = len(t.received), time.monotonic()
+                    elif time.monotonic() - last_change > 1.0:
+                        break
+                print(f'{t.label}, round {k + 1}/{args.rounds}: sent {t.sent - sent_before}, '
+                      f'received {len(t.received) - received_before}', flush=True)
+        # the extra outputs' last messages may come in just after the echo's
+        spin_until(lambda: all(o.delivered() >= t.sent for t in targets for o in t.outputs),
+                   1.0)
         spin_until(lambda: bool(diagnostics), 2.0)
         report(args, targets, diagnostics, len(names))
         return 0 if all(t.received for t in targets) else 1
@@ -347,10 +437,9 @@ def report(args, targets, diagnostics, joints):
     for t in targets:
         cb = [v[0] for v in t.received.values()]
         rmw = [v[1] for v in t.received.values() if v[1] is not None]
-        span = (t.send_end - t.send_start) if t.sent > 1 else float('nan')
         stats.append({
             'sent': t.sent, 'received': len(t.received), 'lost': t.sent - len(t.received),
-            'rate': (t.sent - 1) / span if t.sent > 1 and span > 0 else float('nan'),
+            'rate': t.intervals / t.send_time if t.send_time > 0 else float('nan'),
             'p50': percentile_ms(cb, 50), 'p99': percentile_ms(cb, 99),
             'max': max(cb) / 1e6 if cb else float('nan'),
             'rmw p50': percentile_ms(rmw, 50), 'rmw p99': percentile_ms(rmw, 99),
@@ -369,8 +458,14 @@ def report(args, targets, diagnostics, joints):
         diff = node[key] - relay[key]
         table.append((label, fmt.format(relay[key]), fmt.format(node[key]),
                       fmt.format(diff) if isinstance(diff, int) or math.isfinite(diff) else ''))
-    title = (f'Node latency: {joints}-joint JointState at '
-             f'{args.rate:g} Hz for {args.duration:g} s per target (urdf_path:={args.urdf})')
+    options = [f'urdf_path:={args.urdf}',
+               ('drain_limit: node default' if args.drain_limit is None
+                else f'drain_limit:={args.drain_limit}'),
+               'every output subscribed' if args.subscribe_all else 'feedforward_torques only',
+               'with efforts' if args.with_effort else 'no efforts']
+    title = (f'Node latency: {joints}-joint JointState at {args.rate:g} Hz for '
+             f'{args.duration:g} s per target in {args.rounds} round'
+             f'{"" if args.rounds == 1 else "s"} ({", ".join(options)})')
     widths = [max(len(r[i]) for r in table) for i in range(4)]
     print()
     print(title)
@@ -388,6 +483,13 @@ def report(args, targets, diagnostics, joints):
     print('targets (reported, not asserted):')
     for text, ok in verdict:
         print(f'  [{"met" if ok else "NOT met"}] {text}')
+    outputs = targets[1].outputs
+    if outputs:
+        width = max(len(o.topic) for o in outputs)
+        print(f'extra outputs of the dynamics node, messages delivered during its rounds (of '
+              f'{targets[1].sent} sent):')
+        for o in outputs:
+            print(f'  {o.topic.ljust(width)}  {o.delivered():d}')
     if diagnostics:
         print(f'node /diagnostics: compute time mean {diagnostics.get("compute_time_mean_ms")} '
               f'ms, max {diagnostics.get("compute_time_max_ms")} ms (its last report), '
@@ -411,11 +513,23 @@ def parse_args(argv=None):
                         help='bound on discovery and on each warm-up [s] (default 120)')
     parser.add_argument('--with-effort', action='store_true',
                         help='send efforts too (the node then also publishes a prediction)')
+    parser.add_argument('--rounds', type=int, default=3,
+                        help='alternate relay and node this many times, duration/rounds '
+                        'seconds each (default 3)')
+    parser.add_argument('--subscribe-all', action='store_true',
+                        help="also subscribe to the node's other outputs (it skips those "
+                        'without a subscriber) and count their messages')
+    parser.add_argument('--drain-limit', type=int, default=None, metavar='N',
+                        help='start the node with -p drain_limit:=N (default: its own, 10)')
     parser.add_argument('--keep-logs', action='store_true',
                         help="keep the temporary ROS_HOME with the children's logs")
     args = parser.parse_args(argv)
     if args.duration <= 0 or args.rate <= 0:
         parser.error('--duration and --rate must be positive')
+    if args.rounds < 1:
+        parser.error('--rounds must be at least 1')
+    if args.drain_limit is not None and args.drain_limit < 0:
+        parser.error('--drain-limit must be >= 0')
     return args
 
 

@@ -82,6 +82,43 @@ def test_node_latency_short_run_prints_its_report():
     assert 'relay' in out and 'dynamics node' in out and 'node - relay' in out
 
 
+def table_row(out, label):
+    """Return the cells after ``label`` of the report's row ``label`` (relay, node, difference)."""
+    for line in out.splitlines():
+        cells = line.rsplit(None, 3)
+        if len(cells) == 4 and cells[0] == label:
+            return cells[1:]
+    raise AssertionError(f'no row {label!r} in:\n{out}')
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_node_latency_rounds_with_every_output_subscribed():
+    """--rounds 2 --subscribe-all --drain-limit 0: no message lost, every extra output used."""
+    pytest.importorskip('rclpy')
+    if not (pathlib.Path(sys.executable).parent / 'dynamics_node').exists():
+        pytest.skip('dynamics_node is not installed next to the interpreter (run make test)')
+    out = run([str(BENCHMARKS / 'node_latency.py'), '--duration', '2', '--rate', '200',
+               '--rounds', '2', '--subscribe-all', '--drain-limit', '0'], timeout=150)
+    assert ('Node latency: 7-joint JointState at 200 Hz for 2 s per target in 2 rounds '
+            '(urdf_path:=panda, drain_limit:=0, every output subscribed, no efforts)') in out, out
+    for target in ('relay', 'dynamics node'):
+        for k in (1, 2):
+            assert f'{target}, round {k}/2: sent 200, received ' in out, out
+    relay_sent, node_sent, _ = table_row(out, 'messages sent')
+    assert relay_sent == node_sent == '400', out
+    relay_lost, node_lost, _ = table_row(out, 'lost')
+    assert relay_lost == node_lost == '0', out
+    assert 'extra outputs of the dynamics node, messages delivered' in out, out
+    delivered = dict(line.split() for line in out.splitlines()
+                     if line.startswith('  /denoc_dynamics/'))
+    assert sorted(delivered) == ['/denoc_dynamics/coriolis_torques',
+                                 '/denoc_dynamics/effort_command',
+                                 '/denoc_dynamics/gravity_torques',
+                                 '/denoc_dynamics/inertia_torques'], out
+    assert all(int(count) > 0 for count in delivered.values()), out
+
+
 def test_dh_to_urdf_puma_matches_the_toolbox():
     """The converter's Puma560 has the toolbox's M, gravity load and rne (1e-9)."""
     rtb = pytest.importorskip('roboticstoolbox')
