@@ -151,7 +151,7 @@ def jacobian(model, q, frame: Optional[str] = None):
     ``J qd = [v_p; w]``, the velocity of the frame origin and the angular velocity of its link.
     Columns of joints not between the base and the frame's link are zero (trees).
     """
-    if type(q) is np.ndarray and q.ndim == 1:
+    if type(q) is np.ndarray and q.dtype is K.FLOAT64 and q.strides == K.VECTOR_STRIDES:
         try:  # one state: straight to the kernel (see denoc_ros.inverse_dynamics)
             pk = model.packed
             body, data = pk.frames[model.tip_link if frame is None or frame == '' else frame]

@@ -59,7 +59,7 @@ from .kinematics import (ancestors, cross, propagate_twist, propagate_wrench,
 from .mass_matrix import composite_mass_matrices
 from ..model import PRISMATIC
 
-
+_nd, _F8, _VEC = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES
 _coriolis_matrix_one = K.single_state(K.coriolis_matrix_one, globals(), '_coriolis_matrix_one',
                                       'vvm')
 _convective_inertia_matrix_one = K.single_state(
@@ -70,7 +70,8 @@ _coriolis_torques_one = K.single_state(K.coriolis_torques_one, globals(),
 
 def _single(kernel, model, q, qd, square):
     """Return the kernel's result for one state given as vectors, or None to take the checks."""
-    if type(q) is np.ndarray and type(qd) is np.ndarray and q.ndim == 1 and qd.ndim == 1:
+    if (type(q) is _nd and type(qd) is _nd and q.dtype is _F8 and qd.dtype is _F8
+            and q.strides == _VEC and qd.strides == _VEC):
         try:  # see inverse_dynamics
             pk = model.packed
             out = np.empty(pk.square if square else pk.n)

@@ -49,7 +49,7 @@ from .kinematics import body_kinematics, cross, mass_matrices, propagate_twist, 
     propagate_wrench, twist_propagation_matrix
 from ..errors import InputError
 
-_nd = np.ndarray
+_nd, _F8, _VEC, _WRENCHES = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES, K.WRENCH_STRIDES
 _forward_dynamics_one = K.single_state(K.forward_dynamics_one, globals(),
                                        '_forward_dynamics_one', 'vvvmv')
 
@@ -123,8 +123,11 @@ def forward_dynamics(model, q, qd, tau, f_ext=None):
     Solves ``M(q) qdd + C(q, qd) qd + g(q) = tau + sum_i J_i^T f_i``; ``f_ext`` as in
     :func:`denoc_ros.inverse_dynamics`. Shape ``(..., n)``.
     """
-    if (type(q) is _nd and type(qd) is _nd and type(tau) is _nd and q.ndim == 1
-            and qd.ndim == 1 and tau.ndim == 1 and (f_ext is None or type(f_ext) is _nd)):
+    if (type(q) is _nd and type(qd) is _nd and type(tau) is _nd and q.dtype is _F8
+            and qd.dtype is _F8 and tau.dtype is _F8 and q.strides == _VEC
+            and qd.strides == _VEC and tau.strides == _VEC
+            and (f_ext is None or (type(f_ext) is _nd and f_ext.dtype is _F8
+                                   and f_ext.strides == _WRENCHES))):
         try:  # one state: straight to the kernel (see inverse_dynamics)
             pk = model.packed
             out = np.empty(pk.n)

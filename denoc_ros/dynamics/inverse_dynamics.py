@@ -38,7 +38,7 @@ from . import _kernels as K
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import body_kinematics, cross, propagate_twist, propagate_wrench
 
-_nd = np.ndarray
+_nd, _F8, _VEC, _WRENCHES = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES, K.WRENCH_STRIDES
 _inverse_dynamics_one = K.single_state(K.inverse_dynamics_one, globals(),
                                        '_inverse_dynamics_one', 'vvvv')
 _inverse_dynamics_fext_one = K.single_state(K.inverse_dynamics_fext_one, globals(),
@@ -116,17 +116,19 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     body, ``[force(3); torque(3)]`` in the body's own frame, torque about the body frame origin
     (Pinocchio's ``fext`` in the joint-local frame, ``[linear; angular]``).
     """
-    if (type(q) is _nd and type(qd) is _nd and type(qdd) is _nd and q.ndim == 1
-            and qd.ndim == 1 and qdd.ndim == 1):
-        # One state given as vectors: straight to the kernel. Anything it does not take (not a
-        # model, a list, float32, a strided or read-only array) or rejects (wrong length, NaN)
-        # goes on to the checked path, which raises the documented error.
+    if (type(q) is _nd and type(qd) is _nd and type(qdd) is _nd and q.dtype is _F8
+            and qd.dtype is _F8 and qdd.dtype is _F8 and q.strides == _VEC
+            and qd.strides == _VEC and qdd.strides == _VEC):
+        # One state given as C-contiguous float64 vectors (exactly the types the kernel's entry
+        # point takes unchecked, see _kernels.single_state): straight to the kernel. Anything
+        # else (not a model, a list, float32, a strided array) or a state it rejects (wrong
+        # length, NaN) goes on to the checked path, which raises the documented error.
         try:
             pk = model.packed
             out = np.empty(pk.n)
             if f_ext is None:
                 status = _inverse_dynamics_one(pk.ints, pk.reals, q, qd, qdd, out)
-            elif type(f_ext) is _nd:
+            elif type(f_ext) is _nd and f_ext.dtype is _F8 and f_ext.strides == _WRENCHES:
                 status = _inverse_dynamics_fext_one(pk.ints, pk.reals, q, qd, qdd, f_ext, out)
             else:
                 status = K.BAD_INPUT
@@ -144,7 +146,7 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
 
 def gravity_torques(model, q):
     """Return ``g(q) = ID(q, 0, 0)``, the joint forces holding the arm against gravity (Eq. 30)."""
-    if type(q) is _nd and q.ndim == 1:
+    if type(q) is _nd and q.dtype is _F8 and q.strides == _VEC:
         try:  # see inverse_dynamics
             pk = model.packed
             out = np.empty(pk.n)

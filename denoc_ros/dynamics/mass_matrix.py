@@ -33,6 +33,7 @@ from ._state import finish, kernel_arrays, prepare
 from .kinematics import (ancestors, mass_matrices, propagate_wrench,
                          twist_propagation_matrix)
 
+_nd, _F8, _VEC = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES
 _mass_matrix_one = K.single_state(K.mass_matrix_one, globals(), '_mass_matrix_one', 'vm')
 
 
@@ -63,7 +64,7 @@ def generalized_inertia_matrix(model, kin, M_tilde):
 
 def mass_matrix(model, q):
     """Return the symmetric positive definite mass matrix ``M(q)``, (..., n, n) (Saha Eq. 24)."""
-    if type(q) is np.ndarray and q.ndim == 1:
+    if type(q) is _nd and q.dtype is _F8 and q.strides == _VEC:
         try:  # one state: straight to the kernel (see inverse_dynamics)
             pk = model.packed
             out = np.empty(pk.square)

@@ -1,0 +1,128 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The single-state fast paths call compiled entry points that do not check argument types.
+
+Every array layout and dtype a user might pass -- float32, integers, strided views, big-endian,
+read-only, Fortran order, subclasses, lists -- must give exactly the result of the same numbers
+as C-contiguous float64 vectors (which the fast path takes), never a result read from the wrong
+memory. The reference is the checked batch path, called with a batch of one.
+"""
+
+import denoc_ros as dr
+from denoc_ros.resources import bundled_urdf
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope='module')
+def model():
+    return dr.load_urdf(bundled_urdf('panda'))
+
+
+def variants(x):
+    """Yield (label, the numbers of x in another array type or layout)."""
+    x = np.asarray(x, dtype=float)
+    yield 'float64', x.copy()
+    yield 'list', x.tolist()
+    yield 'tuple', tuple(x.tolist())
+    yield 'float32', x.astype(np.float32)
+    yield 'float16', x.astype(np.float16)
+    yield 'longdouble', x.astype(np.longdouble)
+    yield 'big-endian', x.astype('>f8')
+    stretched = np.zeros(x.shape[:-1] + (2 * x.shape[-1],))
+    stretched[..., ::2] = x
+    yield 'strided', stretched[..., ::2]
+    yield 'reversed', x[..., ::-1].copy()[..., ::-1]
+    read_only = x.copy()
+    read_only.setflags(write=False)
+    yield 'read-only', read_only
+    yield 'Fortran', np.asfortranarray(x)
+    yield 'subclass', x.copy().view(np.recarray) if x.ndim > 1 else np.ma.masked_array(x)
+    unaligned = np.frombuffer(b'\0' + x.tobytes(), dtype=float, offset=1).reshape(x.shape)
+    yield 'unaligned', unaligned
+    yield 'object', np.array(x.tolist(), dtype=object)
+    if np.all(x == np.round(x)):
+        yield 'int64', x.astype(np.int64)
+
+
+def rounded(rng, shape):
+    """Return numbers exact in float16 (so every dtype above holds them exactly)."""
+    return np.round(rng.uniform(-1.0, 1.0, shape) * 64.0) / 64.0
+
+
+FUNCTIONS = {
+    'inverse_dynamics': (dr.inverse_dynamics, 3),
+    'gravity_torques': (dr.gravity_torques, 1),
+    'mass_matrix': (dr.mass_matrix, 1),
+    'forward_dynamics': (dr.forward_dynamics, 3),
+    'coriolis_matrix': (dr.coriolis_matrix, 2),
+    'coriolis_torques': (dr.coriolis_torques, 2),
+    'convective_inertia_matrix': (dr.convective_inertia_matrix, 2),
+    'jacobian': (dr.jacobian, 1),
+}
+
+
+@pytest.mark.parametrize('name', sorted(FUNCTIONS))
+def test_every_array_type_gives_the_float64_result(model, name):
+    """Each argument in turn, in each type and layout: the same result as float64 vectors."""
+    function, count = FUNCTIONS[name]
+    rng = np.random.default_rng(7)
+    args = [rounded(rng, model.dof) for _ in range(count)]
+    expected = function(model, *[a[None] for a in args])[0]  # checked path, batch of one
+    assert np.array_equal(function(model, *args), expected)
+    tried = 0
+    for k in range(count):
+        for label, value in variants(args[k]):
+            if label == 'float16' and np.abs(args[k]).max() > 2.0:
+                continue
+            call = list(args)
+            call[k] = value
+            result = function(model, *call)
+            assert type(result) is np.ndarray and result.dtype == np.float64, (name, k, label)
+            np.testing.assert_array_equal(result, expected, err_msg=f'{name} arg {k}: {label}')
+            tried += 1
+    assert tried >= 13 * count
+
+
+@pytest.mark.parametrize('name', ['inverse_dynamics', 'forward_dynamics'])
+def test_every_wrench_array_type_gives_the_float64_result(model, name):
+    """f_ext in each type and layout, (n, 6): the same result as a C-contiguous float64 one."""
+    function = FUNCTIONS[name][0]
+    rng = np.random.default_rng(8)
+    q, qd, third = (rounded(rng, model.dof) for _ in range(3))
+    f_ext = rounded(rng, (model.dof, 6))
+    expected = function(model, q[None], qd[None], third[None], f_ext[None])[0]
+    for label, value in variants(f_ext):
+        result = function(model, q, qd, third, value)
+        np.testing.assert_array_equal(result, expected, err_msg=f'f_ext: {label}')
+    transposed = np.ascontiguousarray(f_ext.T).T   # (n, 6) with strides (8, 8 n)
+    np.testing.assert_array_equal(function(model, q, qd, third, transposed), expected)
+    with pytest.raises(dr.InputError, match='f_ext'):
+        function(model, q, qd, third, f_ext[:, :3].copy())
+    with pytest.raises(dr.InputError, match='f_ext'):
+        function(model, q, qd, third, f_ext.reshape(-1))
+
+
+def test_wrong_lengths_are_refused_not_read(model):
+    """A float64 vector of the wrong length never reaches past the kernel's length check."""
+    short, long_ = np.zeros(model.dof - 1), np.zeros(model.dof + 1)
+    for function, count in FUNCTIONS.values():
+        for bad in (short, long_, np.zeros(0)):
+            for k in range(count):
+                args = [np.zeros(model.dof) for _ in range(count)]
+                args[k] = bad
+                with pytest.raises(dr.InputError):
+                    function(model, *args)
