@@ -58,8 +58,9 @@ Sections (``--only``):
 
 Before anything is timed, both sides are evaluated at the benchmark state and must agree to
 1e-9 (relative to the largest entry), so a ratio never compares different robots; a mismatch
-stops the run with exit status 1. Each time is the median of several ``timeit`` repeats (each
-repeat long enough to be measurable); ratios are ours / theirs (above 1: we are slower).
+stops the run with exit status 1. Per-call times: the repeats of ours and theirs alternate (so
+that a slow spell of the machine hits both), each repeat long enough to be measurable, and each
+time is the fastest of its repeats; ratios are ours / theirs (above 1: we are slower).
 """
 
 import argparse
@@ -67,6 +68,7 @@ import contextlib
 import datetime
 import hashlib
 import json
+import math
 import os
 import pathlib
 import platform
@@ -103,23 +105,38 @@ class Settings:
 
     def __init__(self, quick):
         self.quick = quick
-        self.repeats = 2 if quick else 7          # timeit repeats; the median is reported
+        self.repeats = 2 if quick else 9          # timeit repeats; the fastest is reported
         self.min_time = 0.0005 if quick else 0.1  # seconds per repeat (number of calls adapts)
         self.batch_states = 200 if quick else 10_000
         self.batch_repeats = 1 if quick else 3
 
 
-def time_per_call(fn, settings):
-    """Return the median over repeats of the time of one call of ``fn()`` [s]."""
-    fn()                                          # warm-up (first-call costs: see startup)
-    timer = timeit.Timer(fn)
+def calls_per_repeat(timer, settings):
+    """Return how many calls make one repeat of at least ``settings.min_time`` seconds."""
     number = 1
     while True:
         elapsed = timer.timeit(number)
         if elapsed >= settings.min_time or number >= 1 << 20:
-            break
+            return number
         number = max(number * 2, int(number * settings.min_time / max(elapsed, 1e-9) * 1.2))
-    return statistics.median(timer.repeat(repeat=settings.repeats, number=number)) / number
+
+
+def time_pair(ours, theirs, settings):
+    """
+    Return the times of one call of ``ours()`` and of ``theirs()`` [s], measured alternately.
+
+    The repeats of the two alternate (ours, theirs, ours, ...), so that a slow spell of a shared
+    machine hits both; each time is the fastest repeat (timeit's advice: the others are slowed
+    by other processes, not by the code).
+    """
+    ours(), theirs()                              # warm-up (first-call costs: see startup)
+    timers = [timeit.Timer(ours), timeit.Timer(theirs)]
+    numbers = [calls_per_repeat(t, settings) for t in timers]
+    best = [math.inf, math.inf]
+    for _ in range(settings.repeats):
+        for k in (0, 1):
+            best[k] = min(best[k], timers[k].timeit(numbers[k]) / numbers[k])
+    return best[0], best[1]
 
 
 def time_once(fn, repeats, warmup=False):
@@ -352,8 +369,7 @@ def compare_and_time(title, pairs, settings, notes=()):
     table = Table(title, ['function', 'their call', 'ours [us/call]', 'theirs [us/call]',
                           'ours/theirs', 'max rel. diff'], notes, left=2)
     for function, their_name, ours, theirs, _ in pairs:
-        t_ours = time_per_call(ours, settings)
-        t_theirs = time_per_call(theirs, settings)
+        t_ours, t_theirs = time_pair(ours, theirs, settings)
         table.add(function, their_name, fmt_us(t_ours), fmt_us(t_theirs),
                   fmt_ratio(t_ours / t_theirs), f'{worst[function]:.0e}')
     return table

@@ -126,3 +126,19 @@ def test_wrong_lengths_are_refused_not_read(model):
                 args[k] = bad
                 with pytest.raises(dr.InputError):
                     function(model, *args)
+
+
+@pytest.mark.parametrize('bad', [np.nan, np.inf, -np.inf])
+def test_a_non_finite_element_anywhere_is_named(model, bad):
+    """The kernels' finiteness check sees a NaN or inf in every element of every argument."""
+    names = {1: ('q',), 2: ('q', 'qd'), 3: ('q', 'qd', 'qdd')}
+    for name, (function, count) in FUNCTIONS.items():
+        labels = names[count] if name != 'forward_dynamics' else ('q', 'qd', 'tau')
+        for k in range(count):
+            for i in range(model.dof):
+                args = [np.full(model.dof, 0.25) for _ in range(count)]
+                args[k][i] = bad
+                with pytest.raises(dr.InputError, match=rf'{labels[k]}\[{i}\]'):
+                    function(model, *args)
+    huge = np.full(model.dof, 1e300)  # finite: v * 0 is 0, not NaN
+    assert np.all(np.isfinite(dr.gravity_torques(model, huge)))

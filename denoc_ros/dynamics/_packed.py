@@ -22,7 +22,8 @@ row ``n`` holds the gravity vector in its first three columns. :attr:`RobotModel
 this once per model (the model is immutable) and keeps it; both arrays are read-only.
 """
 
-from typing import Dict, NamedTuple, Tuple
+from dataclasses import dataclass
+from typing import Dict, Tuple
 
 import numpy as np
 
@@ -48,8 +49,14 @@ GRAVITY = 0
 FRAME_WIDTH = 12
 
 
-class PackedModel(NamedTuple):
-    """The arrays the kernels read, plus what the public wrappers check against."""
+@dataclass(frozen=True, slots=True, eq=False)
+class PackedModel:
+    """
+    The arrays the kernels read, plus what the public wrappers check against.
+
+    A slotted class rather than a NamedTuple: every single-state call reads three of its
+    fields, and a slot is read in a third of the time of a NamedTuple field.
+    """
 
     ints: np.ndarray            # (n, INT_WIDTH) int64, read-only
     reals: np.ndarray           # (n + 1, BODY_WIDTH) float64, read-only
