@@ -29,8 +29,13 @@ import numpy as np
 
 from .dynamics import (coriolis_matrix, coriolis_torques, forward_dynamics, gravity_torques,
                        inverse_dynamics, mass_matrix)
+from .dynamics import _kernels as K
 from .errors import InputError
+from .model import RobotModel
 from .simulation import simulate
+
+_nd, _F8, _VEC = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES
+_prediction_one = K.single_state(K.prediction_one, globals(), '_prediction_one', 'vvvfim')
 
 EVALUATE_AT = ('desired', 'measured')
 
@@ -81,10 +86,23 @@ def predict(model, q, qd, effort, horizon, substeps=1):
     """
     if horizon < 0:
         raise InputError(f'prediction horizon is {horizon}; it must be >= 0')
+    steps = max(1, int(substeps)) if horizon > 0 else 0
+    if (type(q) is _nd and type(qd) is _nd and type(effort) is _nd and q.dtype is _F8
+            and qd.dtype is _F8 and effort.dtype is _F8 and q.strides == _VEC
+            and qd.strides == _VEC and effort.strides == _VEC and type(model) is RobotModel):
+        # One compiled call for the whole integration (see _kernels.prediction_one); anything
+        # it refuses (bad input, a singular joint, an overflow) takes the checked path below.
+        try:
+            out = np.empty((3, model.packed.n))
+            status = _prediction_one(model.packed.ints, model.packed.reals, q, qd, effort,
+                                     float(horizon), steps, out)
+        except Exception:
+            status = K.BAD_INPUT
+        if not status:
+            return out[0], out[1], out[2]
     q_h, qd_h = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     if horizon > 0:
-        run = simulate(model, q_h, qd_h, horizon, dt=horizon / max(1, int(substeps)),
-                       tau=effort, method='rk4')
+        run = simulate(model, q_h, qd_h, horizon, dt=horizon / steps, tau=effort, method='rk4')
         q_h, qd_h = run.q[-1], run.qd[-1]
     return q_h, qd_h, forward_dynamics(model, q_h, qd_h, effort)
 
