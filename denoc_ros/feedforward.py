@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .dynamics import _kernels as K
 from .dynamics import (coriolis_matrix, coriolis_torques, forward_dynamics, gravity_torques,
                        inverse_dynamics, mass_matrix)
-from .dynamics import _kernels as K
 from .errors import InputError
 from .model import RobotModel
 from .simulation import simulate
