@@ -21,6 +21,8 @@ as C-contiguous float64 vectors (which the fast path takes), never a result read
 memory. The reference is the checked batch path, called with a batch of one.
 """
 
+import os
+
 import denoc_ros as dr
 from denoc_ros.resources import bundled_urdf
 import numpy as np
@@ -142,3 +144,29 @@ def test_a_non_finite_element_anywhere_is_named(model, bad):
                     function(model, *args)
     huge = np.full(model.dof, 1e300)  # finite: v * 0 is 0, not NaN
     assert np.all(np.isfinite(dr.gravity_torques(model, huge)))
+
+
+@pytest.mark.skipif(os.environ.get('NUMBA_DISABLE_JIT') == '1', reason='plain Python kernels')
+def test_single_state_calls_reach_the_compiled_entry_point(model):
+    """After the first call each fast path holds the compiled entry point, not the dispatcher."""
+    import importlib
+    rng = np.random.default_rng(9)
+    for name, (function, count) in FUNCTIONS.items():
+        function(model, *[rng.uniform(-1.0, 1.0, model.dof) for _ in range(count)])
+    dr.inverse_dynamics(model, *[np.zeros(model.dof)] * 3, np.zeros((model.dof, 6)))
+    dr.predict(model, *[np.zeros(model.dof)] * 3, 0.01)
+    holders = {'denoc_ros.dynamics.inverse_dynamics': ('_inverse_dynamics_one',
+                                                       '_inverse_dynamics_fext_one',
+                                                       '_gravity_torques_one'),
+               'denoc_ros.dynamics.mass_matrix': ('_mass_matrix_one',),
+               'denoc_ros.dynamics.forward_dynamics': ('_forward_dynamics_one',),
+               'denoc_ros.dynamics.coriolis': ('_coriolis_matrix_one',
+                                               '_convective_inertia_matrix_one',
+                                               '_coriolis_torques_one'),
+               'denoc_ros.cartesian': ('_jacobian_one',),
+               'denoc_ros.feedforward': ('_prediction_one',)}
+    for module_name, names in holders.items():
+        module = importlib.import_module(module_name)
+        for attr in names:
+            entry = getattr(module, attr)
+            assert type(entry).__name__ == 'builtin_function_or_method', (module_name, attr)
