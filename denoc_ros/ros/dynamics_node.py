@@ -40,7 +40,7 @@ import numpy as np
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 SetParametersResult)
 from rclpy.duration import Duration
-from rclpy.event_handler import PublisherEventCallbacks
+from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -214,8 +214,11 @@ class DynamicsNode(Node):
         # a burst of messages (qos_profile_sensor_data keeps only 5)
         joint_state_qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT,
                                      durability=DurabilityPolicy.VOLATILE)
+        # No QoS event handlers here either (see the publishers): a best-effort, volatile
+        # subscription with default deadline and liveliness is compatible with every publisher.
         self._joint_state_sub = self.create_subscription(
-            JointState, 'joint_states', self.joint_state_callback, joint_state_qos)
+            JointState, 'joint_states', self.joint_state_callback, joint_state_qos,
+            event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
         self.create_subscription(JointTrajectory, '~/reference', self.reference_callback, 10)
         self.create_service(GetMassMatrix, '~/get_mass_matrix', self.get_mass_matrix_callback)
         self.create_service(GetCartesianDynamics, '~/get_cartesian_dynamics',
