@@ -326,10 +326,10 @@ class DynamicsNode(Node):
 
         The rclpy executor rebuilds its wait set over every entity of the node (its 12 services
         with the parameter services, subscriptions, timer and event handlers) for each message
-        it hands over, about 0.2 ms of Python per message. Taking the queued messages here instead answers a backlog
-        (after the process was descheduled, say) at the cost of the computation alone; the bound
-        keeps services and timers (and other nodes sharing the executor) served under a
-        sustained overload.
+        it hands over, about 0.2 ms of Python per message. Taking the queued messages here
+        instead answers a backlog (after the process was descheduled, say) at the cost of the
+        computation alone; the bound keeps services and timers (and other nodes sharing the
+        executor) served under a sustained overload.
         """
         self._answer_joint_state(msg)
         subscription = self._joint_state_sub
