@@ -39,8 +39,10 @@ Conventions of the kernels
   linear]`` (Saha: twists ``[w; v]``, wrenches ``[n; f]``).
 
 * The public wrappers call a ``*_one`` kernel through :func:`single_state`: one compiled
-  signature (C-contiguous float64 arrays), other argument types are refused rather than
-  compiled, and the wrapper then takes its checked path.
+  signature (C-contiguous float64 arrays), called through its entry point without numba's
+  dispatcher once the wrapper has checked dtype and strides; other argument types take the
+  wrapper's checked path.
+* Compiled with FMA contraction (``fastmath={'contract'}``), nothing else of fastmath.
 
 With ``NUMBA_DISABLE_JIT=1`` (or without numba) the same functions run as plain Python.
 """
@@ -95,8 +97,7 @@ def single_state(kernel, namespace, name, kinds):
     The first call compiles (or loads from the cache) the one signature the fast paths use --
     the packed model, then per ``kinds`` letter: ``v`` a C-contiguous float64 vector, ``m`` a
     C-contiguous float64 matrix, ``i`` an int, ``f`` a float, ``r`` a read-only float64 vector --
-    and forbids
-    compiling others. It then puts the compiled function's entry point into ``namespace[name]``,
+    and forbids compiling others. It then puts the compiled function's entry point into ``namespace[name]``,
     so that later calls skip numba's dispatcher (its type resolution costs 0.1-0.2 us a call,
     10-15 % of a 7-joint mass matrix).
 
