@@ -97,9 +97,9 @@ def single_state(kernel, namespace, name, kinds):
     The first call compiles (or loads from the cache) the one signature the fast paths use --
     the packed model, then per ``kinds`` letter: ``v`` a C-contiguous float64 vector, ``m`` a
     C-contiguous float64 matrix, ``i`` an int, ``f`` a float, ``r`` a read-only float64 vector --
-    and forbids compiling others. It then puts the compiled function's entry point into ``namespace[name]``,
-    so that later calls skip numba's dispatcher (its type resolution costs 0.1-0.2 us a call,
-    10-15 % of a 7-joint mass matrix).
+    and forbids compiling others. It then puts the compiled function's entry point into
+    ``namespace[name]``, so that later calls skip numba's dispatcher (its type resolution costs
+    0.1-0.2 us a call, 10-15 % of a 7-joint mass matrix).
 
     The entry point does not check the types of its arguments, so the callers must: every array
     they pass is an exact ``np.ndarray`` of dtype float64 with the strides of a C-contiguous
