@@ -22,9 +22,9 @@ leading batch axes of all arguments together and flattens them into one axis, so
 recursions only ever see arrays of shape ``(B, n)`` (joint vectors) and ``(B, n, 6)`` (external
 wrenches). :func:`finish` puts the batch shape back on a result.
 
-The public functions try a fast path first: a single state given as 1-D vectors of the model's
-length goes straight to a compiled ``*_one`` kernel (:mod:`._kernels`), which checks finiteness
-itself. Anything else -- batches, broadcasting, bad input, a non-OK kernel status -- takes the
+The public functions try a fast path first: a single state given as C-contiguous float64
+vectors goes straight to the compiled entry point of a ``*_one`` kernel (:mod:`._kernels`),
+which checks lengths and finiteness itself. Anything else -- batches, broadcasting, bad input, a non-OK kernel status -- takes the
 checked path through :func:`prepare` and :func:`kernel_arrays`, so every error message is the
 one documented here.
 """

@@ -368,26 +368,19 @@ class DynamicsNode(Node):
             return
         self._latest = (q, qd, effort)  # the services' "latest joint state"
         total = terms.total
-        effort_total = total.tolist()
         # one check covers all terms: a NaN or inf in any term makes their sum non-finite
-        if not all_finite(effort_total):
+        if not all_finite(total.tolist()):
             self._reject('non-finite torques at this state: nothing published')
             return
         # A topic nobody subscribes to is not serialized (a publish costs 5-8 us).
         for term, value in (('gravity', terms.gravity), ('coriolis', terms.coriolis),
-                            ('inertia', terms.inertia)):
+                            ('inertia', terms.inertia), ('feedforward', total)):
             publisher = self._pub[term]
             if publisher.get_subscription_count():
                 out = self._out[term]  # preallocated: only the stamp and the efforts change
                 out.header = msg.header
                 out.effort = value.tolist()
                 publisher.publish(out)
-        publisher = self._pub['feedforward']
-        if publisher.get_subscription_count():
-            out = self._out['feedforward']
-            out.header = msg.header
-            out.effort = effort_total
-            publisher.publish(out)
         if self._command_pub.get_subscription_count():
             self._command_msg.data = total[self._command_index].tolist()
             self._command_pub.publish(self._command_msg)
