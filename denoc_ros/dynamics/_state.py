@@ -24,9 +24,9 @@ wrenches). :func:`finish` puts the batch shape back on a result.
 
 The public functions try a fast path first: a single state given as C-contiguous float64
 vectors goes straight to the compiled entry point of a ``*_one`` kernel (:mod:`._kernels`),
-which checks lengths and finiteness itself. Anything else -- batches, broadcasting, bad input, a non-OK kernel status -- takes the
-checked path through :func:`prepare` and :func:`kernel_arrays`, so every error message is the
-one documented here.
+which checks lengths and finiteness itself. Anything else -- batches, broadcasting, bad input,
+a non-OK kernel status -- takes the checked path through :func:`prepare` and
+:func:`kernel_arrays`, so every error message is the one documented here.
 """
 
 import numpy as np
