@@ -284,6 +284,8 @@ class DynamicsNode(Node):
         n = len(names)
         self._command_msg = Float64MultiArray()
         self._command_msg.layout.dim = [MultiArrayDimension(label='joints', size=n, stride=n)]
+        self._prediction_msg = JointTrajectory(joint_names=list(self.model.joint_names),
+                                               points=[JointTrajectoryPoint()])
 
     def robot_description_callback(self, msg):
         """Build (or rebuild) the model from a URDF published on /robot_description."""
@@ -397,17 +399,16 @@ class DynamicsNode(Node):
         except DenocError as err:
             self._reject(f'no prediction: {err}')
             return
-        if not (np.all(np.isfinite(q_h)) and np.all(np.isfinite(qd_h))
-                and np.all(np.isfinite(qdd_h))):
+        positions, velocities, accelerations = q_h.tolist(), qd_h.tolist(), qdd_h.tolist()
+        if not (all_finite(positions) and all_finite(velocities) and all_finite(accelerations)):
             self._reject('prediction diverged: nothing published')
             return
-        out = JointTrajectory()
+        out = self._prediction_msg  # preallocated: joint names and one point
         out.header = header
-        out.joint_names = list(self.model.joint_names)
-        point = JointTrajectoryPoint(positions=q_h.tolist(), velocities=qd_h.tolist(),
-                                     accelerations=qdd_h.tolist(), effort=effort.tolist())
+        point = out.points[0]
+        point.positions, point.velocities = positions, velocities
+        point.accelerations, point.effort = accelerations, effort.tolist()
         point.time_from_start = Duration(seconds=horizon).to_msg()
-        out.points = [point]
         self._prediction_pub.publish(out)
 
     def reference_callback(self, msg):
