@@ -219,6 +219,29 @@ def joint_state(msg_type, names, seq_label, t):
     return msg
 
 
+def paced(seqs, rate, deadline, stop):
+    """
+    Yield ``(seq, restarted)`` for each of ``seqs`` at its time on an absolute 1/rate schedule.
+
+    Never bursts to catch up: a sender that fell more than a period behind restarts the schedule
+    from now (``restarted`` is then True). Ends early at ``deadline`` (``time.perf_counter``) or
+    once ``stop`` is set.
+    """
+    period = 1.0 / rate
+    next_time = time.perf_counter()
+    for seq in seqs:
+        now = time.perf_counter()
+        if now > deadline or stop.is_set():
+            return
+        restarted = False
+        if next_time > now:
+            time.sleep(next_time - now)
+        elif now - next_time > period:
+            next_time, restarted = now, True
+        yield seq, restarted
+        next_time += period
+
+
 def sender(target, msg_type, names, count, rate, deadline, efforts, stop):
     """
     Publish one round of ``count`` messages on an absolute 1/rate schedule (never bursting).
@@ -226,19 +249,10 @@ def sender(target, msg_type, names, count, rate, deadline, efforts, stop):
     Sequence numbers continue from ``target.sent``; the round's send intervals and first to last
     publish time are added to the target's.
     """
-    period = 1.0 / rate
     first = target.sent
-    next_time = send_start = time.perf_counter()
-    send_end = None
-    for seq in range(first, first + count):
-        now = time.perf_counter()
-        if now > deadline or stop.is_set():
-            break
-        if next_time > now:
-            time.sleep(next_time - now)
-        elif now - next_time > period:
-            next_time = now           # fell more than a period behind: restart the schedule
-        msg = joint_state(msg_type, names, str(seq), seq * period)
+    send_start, send_end = time.perf_counter(), None
+    for seq, _ in paced(range(first, first + count), rate, deadline, stop):
+        msg = joint_state(msg_type, names, str(seq), seq / rate)
         if efforts:
             msg.effort = [0.0] * len(names)
         try:
@@ -247,7 +261,6 @@ def sender(target, msg_type, names, count, rate, deadline, efforts, stop):
             break
         target.sent = seq + 1
         send_end = time.perf_counter()
-        next_time += period
     if send_end is not None:
         target.intervals += target.sent - first - 1
         target.send_time += send_end - send_start

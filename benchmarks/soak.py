@@ -83,7 +83,7 @@ import time
 
 import denoc_ros as dr
 from denoc_ros.description import read_description
-from node_latency import Child, ros_environment, run_cli
+from node_latency import Child, paced, ros_environment, run_cli
 import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -225,18 +225,9 @@ class Soak:
 
     def send(self, publisher, msg_type, stop, deadline):
         """Publish the soak's messages on an absolute 1/rate schedule (never bursting)."""
-        period = 1.0 / self.args.rate
-        next_time = time.perf_counter()
-        self.send_start = next_time
-        for seq in range(self.capacity):
-            now = time.perf_counter()
-            if now > deadline or stop.is_set():
-                break
-            if next_time > now:
-                time.sleep(next_time - now)
-            elif now - next_time > period:
-                next_time = now           # fell more than a period behind: restart the schedule
-                self.schedule_restarts += 1
+        self.send_start = time.perf_counter()
+        for seq, restarted in paced(range(self.capacity), self.args.rate, deadline, stop):
+            self.schedule_restarts += restarted
             code = self.kind_of(seq)
             msg = self.message(msg_type, seq, code)
             self.kinds[seq] = code
@@ -247,7 +238,6 @@ class Soak:
             self.counts[code] += 1
             self.sent = seq + 1
             self.send_end = time.perf_counter()
-            next_time += period
 
     # -- receiving -------------------------------------------------------------------------------
     def violation(self, where, text):

@@ -825,32 +825,20 @@ def prediction_one(ints, reals, q, qd, tau, horizon, steps, out):
     x[:] = q
     v[:] = qd
     h = horizon / steps if steps > 0 else 0.0
+    stages = ((x, v, a1, 0.0), (x2, v2, a2, 0.5 * h), (x3, v3, a3, 0.5 * h), (x4, v4, a4, h))
     for _ in range(steps):
-        status = articulated_body_state(ints, reals, x, v, tau, NO_WRENCH, kin, mot, M_hat, T,
-                                        ab, a1)
-        if status != OK:
-            return status
-        for i in range(n):
-            x2[i] = x[i] + 0.5 * h * v[i]
-            v2[i] = v[i] + 0.5 * h * a1[i]
-        status = articulated_body_state(ints, reals, x2, v2, tau, NO_WRENCH, kin, mot, M_hat,
-                                        T, ab, a2)
-        if status != OK:
-            return status
-        for i in range(n):
-            x3[i] = x[i] + 0.5 * h * v2[i]
-            v3[i] = v[i] + 0.5 * h * a2[i]
-        status = articulated_body_state(ints, reals, x3, v3, tau, NO_WRENCH, kin, mot, M_hat,
-                                        T, ab, a3)
-        if status != OK:
-            return status
-        for i in range(n):
-            x4[i] = x[i] + h * v3[i]
-            v4[i] = v[i] + h * a3[i]
-        status = articulated_body_state(ints, reals, x4, v4, tau, NO_WRENCH, kin, mot, M_hat,
-                                        T, ab, a4)
-        if status != OK:
-            return status
+        # Stage k starts from [x; v] + c_k h * (the previous stage's [v; a]), c = 0, 1/2, 1/2, 1.
+        for k in range(4):
+            xs, vs, acc, step = stages[k]
+            if k > 0:
+                v_prev, a_prev = stages[k - 1][1], stages[k - 1][2]
+                for i in range(n):
+                    xs[i] = x[i] + step * v_prev[i]
+                    vs[i] = v[i] + step * a_prev[i]
+            status = articulated_body_state(ints, reals, xs, vs, tau, NO_WRENCH, kin, mot,
+                                            M_hat, T, ab, acc)
+            if status != OK:
+                return status
         for i in range(n):
             x[i] = x[i] + h / 6.0 * (v[i] + 2.0 * v2[i] + 2.0 * v3[i] + v4[i])
             v[i] = v[i] + h / 6.0 * (a1[i] + 2.0 * a2[i] + 2.0 * a3[i] + a4[i])
