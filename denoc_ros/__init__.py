@@ -23,13 +23,11 @@ The library half (this package minus :mod:`denoc_ros.ros`) needs only NumPy/SciP
 >>> tau = dr.inverse_dynamics(model, q, qd, qdd)        # doctest: +SKIP
 """
 
-from .cartesian import (cartesian_dynamics, CartesianDynamics, frame_pose, jacobian,
-                        jacobian_dot_times_qd, point_acceleration, point_velocity)
-from .dynamics import (convective_inertia_matrix, coriolis_matrix, coriolis_torques,
-                       forward_dynamics, forward_dynamics_cholesky, gravity_torques,
-                       inverse_dynamics, mass_matrix)
-from .dynamics.configuration_space import configuration_space_matrices
-from .dynamics.reactions import joint_reaction_wrenches
+from .dynamics import (cartesian_dynamics, CartesianDynamics, configuration_space_matrices,
+                       convective_inertia_matrix, coriolis_matrix, coriolis_torques,
+                       forward_dynamics, forward_dynamics_cholesky, frame_pose, gravity_torques,
+                       inverse_dynamics, jacobian, jacobian_dot_times_qd,
+                       joint_reaction_wrenches, mass_matrix, point_acceleration, point_velocity)
 from .energy import center_of_mass, kinetic_energy, momentum, potential_energy, total_energy
 from .errors import DenocError, InputError, URDFError
 from .feedforward import feedforward_terms, FeedforwardTerms, predict

@@ -29,3 +29,7 @@ class URDFError(DenocError):
 
 class InputError(DenocError):
     """A state, torque or wrench argument is malformed (wrong length, NaN/inf, unknown frame)."""
+
+
+class PerformanceWarning(UserWarning):
+    """The compiled kernels are unavailable (no numba): the library runs as plain Python."""

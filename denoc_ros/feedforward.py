@@ -27,15 +27,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dynamics import _kernels as K
+from .dynamics import _compile as K
 from .dynamics import (coriolis_matrix, coriolis_torques, forward_dynamics, gravity_torques,
                        inverse_dynamics, mass_matrix)
+from .dynamics.aba import prediction_one
 from .errors import InputError
 from .model import RobotModel
 from .simulation import simulate
 
 _nd, _F8, _VEC = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES
-_prediction_one = K.single_state(K.prediction_one, globals(), '_prediction_one', 'vvvfim')
+_prediction_one = K.single_state(prediction_one, globals(), '_prediction_one', 'vvvfim')
 
 EVALUATE_AT = ('desired', 'measured')
 
@@ -90,7 +91,7 @@ def predict(model, q, qd, effort, horizon, substeps=1):
     if (type(q) is _nd and type(qd) is _nd and type(effort) is _nd and q.dtype is _F8
             and qd.dtype is _F8 and effort.dtype is _F8 and q.strides == _VEC
             and qd.strides == _VEC and effort.strides == _VEC and type(model) is RobotModel):
-        # One compiled call for the whole integration (see _kernels.prediction_one); anything
+        # One compiled call for the whole integration (see dynamics.aba.prediction_one); anything
         # it refuses (bad input, a singular joint, an overflow) takes the checked path below.
         try:
             out = np.empty((3, model.packed.n))

@@ -13,16 +13,27 @@
 # limitations under the License.
 
 """
-The immutable kinematic and inertial model of a fixed-base tree of rigid bodies.
+The immutable kinematic and inertial model of a tree of rigid bodies, with a fixed or free root.
 
 The model holds constants and topology only (Pinocchio's ``Model``); every algorithm is a free
 function of ``(model, q, qd, ...)`` and keeps its scratch data to itself.
 
 Conventions
 -----------
-* Bodies are numbered ``0 .. n-1`` in the order of the degrees of freedom; body ``i`` is the
-  child link of joint ``i``. ``parent[i] < i`` always holds (parents first); ``-1`` is the fixed
-  base, which is not a body index.
+* Bodies are numbered ``0 .. nbodies-1``, parents first (``parent[i] < i``); body ``i`` is the
+  child link of its joint. ``-1`` is the fixed base (or the world), which is not a body index.
+* Joint types (dispatched in one place, :mod:`denoc_ros.dynamics.kinematics`): ``REVOLUTE`` and
+  ``PRISMATIC`` (one position, one velocity) and ``FREE_FLYER`` (the root of a floating-base
+  model only: seven positions, six velocities, Pinocchio's ``JointModelFreeFlyer``).
+* Fixed-base model: body ``i`` is moved by joint ``i``; ``nq = nv = dof = nbodies = n``.
+* Floating-base model (:func:`denoc_ros.load_urdf` with ``floating_base=True``): body 0 is the
+  root link (with the links welded to it) on a free-flyer joint, bodies ``1 .. n`` follow, and
+  ``nq = 7 + n``, ``nv = 6 + n``, ``dof = n`` (the joints in ``joint_names``). Configuration
+  ``q = [base position (3), base orientation quaternion x y z w (4), joint positions]``;
+  velocity ``v = [base linear velocity (3), base angular velocity (3), joint rates]``, both
+  base parts in the base frame (the linear one of the base frame's origin); generalized forces
+  ``[base force (3), base torque about the base origin (3)]`` in the base frame, then the
+  joint forces. Gravity is in the world frame; the base pose is in the world frame.
 * The frame of body ``i`` is the URDF frame of its link, which coincides with the frame of joint
   ``i``. At ``q_i = 0`` it is placed in its parent's frame by ``joint_rotation[i]`` (3x3) and
   ``joint_translation[i]`` (3,), the URDF ``<origin xyz rpy>`` of the joint. The joint moves the
@@ -44,7 +55,8 @@ from .errors import InputError
 
 REVOLUTE = 0
 PRISMATIC = 1
-JOINT_TYPE_NAMES = {REVOLUTE: 'revolute', PRISMATIC: 'prismatic'}
+FREE_FLYER = 2
+JOINT_TYPE_NAMES = {REVOLUTE: 'revolute', PRISMATIC: 'prismatic', FREE_FLYER: 'free-flyer'}
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,22 +80,22 @@ def _frozen(a, dtype=float, shape=None):
 @dataclass(frozen=True, eq=False)
 class RobotModel:
     """
-    Constants and topology of a fixed-base tree of rigid bodies with 1-DoF joints.
+    Constants and topology of a tree of rigid bodies on a fixed base or a free-flyer root.
 
     Build one with :func:`denoc_ros.load_urdf`; all arrays are read-only. Use
     :meth:`replace` to derive a modified model (e.g. another gravity vector).
     """
 
-    joint_names: Tuple[str, ...]
-    link_names: Tuple[str, ...]
-    parent: np.ndarray             # (n,) int, -1 = base
-    joint_type: np.ndarray         # (n,) int, REVOLUTE or PRISMATIC
-    axis: np.ndarray               # (n, 3) unit joint axis in body frame
-    joint_rotation: np.ndarray     # (n, 3, 3) body frame in parent frame at q = 0
-    joint_translation: np.ndarray  # (n, 3)
-    mass: np.ndarray               # (n,)
-    com: np.ndarray                # (n, 3) centre of mass in body frame
-    inertia: np.ndarray            # (n, 3, 3) about the centre of mass, body axes
+    joint_names: Tuple[str, ...]   # (n,) the 1-DoF joints, in the order of q, v past the base
+    link_names: Tuple[str, ...]    # (nbodies,) the link of each body
+    parent: np.ndarray             # (nbodies,) int, -1 = base
+    joint_type: np.ndarray         # (nbodies,) int, REVOLUTE, PRISMATIC or FREE_FLYER (body 0)
+    axis: np.ndarray               # (nbodies, 3) unit joint axis in body frame (0: free-flyer)
+    joint_rotation: np.ndarray     # (nbodies, 3, 3) body frame in parent frame at q = 0
+    joint_translation: np.ndarray  # (nbodies, 3)
+    mass: np.ndarray               # (nbodies,)
+    com: np.ndarray                # (nbodies, 3) centre of mass in body frame
+    inertia: np.ndarray            # (nbodies, 3, 3) about the centre of mass, body axes
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     damping: Optional[np.ndarray] = None        # (n,) viscous coefficient, URDF <dynamics damping>
     friction: Optional[np.ndarray] = None       # (n,) Coulomb level, URDF <dynamics friction>
@@ -97,12 +109,19 @@ class RobotModel:
     tip: str = ''  # link named as load_urdf's tip_link ('' = the last body's link)
 
     def __post_init__(self):
-        n = len(self.joint_names)
         put = object.__setattr__
         put(self, 'joint_names', tuple(self.joint_names))
         put(self, 'link_names', tuple(self.link_names))
-        if len(self.link_names) != n:
-            raise InputError(f'{len(self.link_names)} link names for {n} joints')
+        n = len(self.link_names)
+        types = np.asarray(self.joint_type, dtype=np.int64).reshape(-1)
+        free = np.flatnonzero(types == FREE_FLYER)
+        if free.size and (free.tolist() != [0] or n == 0):
+            raise InputError('a free-flyer joint can only be the root body 0')
+        if not np.all(np.isin(types, list(JOINT_TYPE_NAMES))):
+            raise InputError(f'unknown joint type in {types.tolist()}')
+        if len(self.joint_names) != n - free.size:
+            raise InputError(f'{len(self.link_names)} link names for {len(self.joint_names)} '
+                             'joints')
         put(self, 'parent', _frozen(self.parent, np.int64, (n,)))
         put(self, 'joint_type', _frozen(self.joint_type, np.int64, (n,)))
         put(self, 'axis', _frozen(self.axis, float, (n, 3)))
@@ -112,11 +131,13 @@ class RobotModel:
         put(self, 'com', _frozen(self.com, float, (n, 3)))
         put(self, 'inertia', _frozen(self.inertia, float, (n, 3, 3)))
         put(self, 'gravity', _frozen(self.gravity, float, (3,)))
+        dof = len(self.joint_names)
         for name, default in (('damping', 0.0), ('friction', 0.0), ('lower', -np.inf),
                               ('upper', np.inf), ('velocity_limit', np.inf),
                               ('effort_limit', np.inf)):
             value = getattr(self, name)
-            put(self, name, _frozen(np.full(n, default) if value is None else value, float, (n,)))
+            put(self, name, _frozen(np.full(dof, default) if value is None else value, float,
+                                    (dof,)))
         for i, p in enumerate(self.parent):
             if not -1 <= p < i:
                 raise InputError(f'body {i} ({self.link_names[i]!r}) has parent {p}: '
@@ -137,8 +158,38 @@ class RobotModel:
 
     @property
     def dof(self) -> int:
-        """Return the number of degrees of freedom n."""
+        """Return the number n of 1-DoF joints (``joint_names``), the base excluded."""
         return len(self.joint_names)
+
+    @property
+    def floating(self) -> bool:
+        """Return True if the root body is a free flyer (a floating-base model)."""
+        return self.nbodies > 0 and int(self.joint_type[0]) == FREE_FLYER
+
+    @property
+    def nbodies(self) -> int:
+        """Return the number of bodies (dof, plus the base of a floating model)."""
+        return len(self.link_names)
+
+    @property
+    def nq(self) -> int:
+        """Return the length of a configuration q: n, or 7 + n for a floating base."""
+        return self.dof + 7 if self.floating else self.dof
+
+    @property
+    def nv(self) -> int:
+        """Return the length of velocities, accelerations and forces: n, or 6 + n."""
+        return self.dof + 6 if self.floating else self.dof
+
+    @property
+    def joint_bodies(self) -> np.ndarray:
+        """Return the body moved by each joint of ``joint_names`` (int array, (n,))."""
+        return np.arange(1 if self.floating else 0, self.nbodies)
+
+    @property
+    def total_mass(self) -> float:
+        """Return the mass of every body together [kg]."""
+        return float(np.sum(self.mass))
 
     @property
     def tip_link(self) -> str:

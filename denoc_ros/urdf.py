@@ -52,9 +52,11 @@ import urdf_parser_py.xml_reflection as xmlr
 import urdf_parser_py.xml_reflection.core as xmlr_core
 
 from .errors import InputError, URDFError
-from .model import Frame, PRISMATIC, REVOLUTE, RobotModel
+from .model import Frame, FREE_FLYER, PRISMATIC, REVOLUTE, RobotModel
+from .spatial import (check_inertial, combine_inertials, parallel_axis, read_only,
+                      rotate_inertia, rpy_to_matrix)
 
-__all__ = ['load_urdf', 'rpy_to_matrix']
+__all__ = ['load_urdf', 'rpy_to_matrix']  # rpy_to_matrix: re-exported from denoc_ros.spatial
 
 MOVABLE_TYPES = {'revolute': REVOLUTE, 'continuous': REVOLUTE, 'prismatic': PRISMATIC}
 DEFAULT_AXIS = (1.0, 0.0, 0.0)  # the URDF specification's default <axis xyz>
@@ -137,9 +139,15 @@ class _Body:
 # Public entry point
 # ---------------------------------------------------------------------------------------------
 
-def load_urdf(source, base_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81)):
+def load_urdf(source, base_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81),
+              floating_base=False):
     """
     Build a RobotModel from a URDF file path or XML string.
+
+    ``floating_base=True``: the root link (``base_link``, default the URDF's root), with every
+    link welded to it, becomes body 0 on a free-flyer joint (Pinocchio's
+    ``buildModel(urdf, JointModelFreeFlyer())``): ``nq = 7 + n``, ``nv = 6 + n`` (see
+    :class:`RobotModel` for the conventions), and every algorithm takes the model as it is.
 
     No ``tip_link``: every revolute, continuous or prismatic joint below ``base_link`` (default:
     the root link) is a degree of freedom, in depth-first pre-order with children in file order.
@@ -154,12 +162,13 @@ def load_urdf(source, base_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81)):
             raise URDFError(f'{argument} must be a link name, not {type(value).__name__}')
     text, where = _read_source(source)
     try:
-        return _build_model(text, base_link or None, tip_link or None, gravity)
+        return _build_model(text, base_link or None, tip_link or None, gravity,
+                            bool(floating_base))
     except URDFError as err:
         raise URDFError(f'{where}: {err}') from None
 
 
-def _build_model(text, base_link, tip_link, gravity):
+def _build_model(text, base_link, tip_link, gravity, floating=False):
     """Run the loading pipeline on the XML text (errors carry no source name yet)."""
     robot = _parse(text)
     tree = _Tree([link.name for link in robot.links],
@@ -170,6 +179,15 @@ def _build_model(text, base_link, tip_link, gravity):
     if tip_link is not None:
         chain = tree.chain(base, tree.check_link('tip_link', tip_link))
     bodies, placements = _assign_bodies(tree, base, chain)
+    if floating:
+        body_inertials = _lump_inertials(bodies, placements, inertials)
+        base_inertial = _lump_inertials([None], {link: (0, rotation, translation) for link, (
+            body, rotation, translation) in placements.items() if body < 0}, inertials)[0]
+        if base_inertial.mass + sum(inertial.mass for inertial in body_inertials) <= 0.0:
+            raise URDFError(f'the floating base {base!r} and everything on it are massless')
+        _warn_mimic(bodies)
+        return _assemble(robot.name, base, tip_link, bodies, body_inertials, placements,
+                         gravity, base_inertial)
     if not bodies:
         below = f'between {base!r} and {tip_link!r}' if chain is not None else f'below {base!r}'
         raise URDFError(f'no revolute, continuous or prismatic joint {below}')
@@ -334,19 +352,6 @@ def _tag(element):
 # Numbers of links and joints
 # ---------------------------------------------------------------------------------------------
 
-def rpy_to_matrix(rpy):
-    """Return the URDF rotation R = Rz(yaw) Ry(pitch) Rx(roll) for ``rpy = (roll, pitch, yaw)``."""
-    roll, pitch, yaw = rpy
-    cr, sr = math.cos(roll), math.sin(roll)
-    cp, sp = math.cos(pitch), math.sin(pitch)
-    cy, sy = math.cos(yaw), math.sin(yaw)
-    return np.array([
-        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-        [-sp, cp * sr, cp * cr],
-    ])
-
-
 # Largest magnitude accepted for lengths [m], masses [kg] and inertias [kg m^2]: beyond it the
 # products in the dynamics overflow or lose every significant digit (a robot is not 1000 km long).
 MAGNITUDE_BOUND = 1e6
@@ -387,7 +392,7 @@ def _link_inertial(link):
     if inertial.inertia is None:
         raise URDFError(f'{what}: <inertial> has no <inertia> element')
     tensor = _finite(inertial.inertia.to_matrix(), f'{what} inertia', MAGNITUDE_BOUND)
-    return _Inertial(mass, com, _symmetric(rotation @ tensor @ rotation.T))
+    return _Inertial(mass, com, rotate_inertia(rotation, tensor))
 
 
 def _joint_from_urdf(joint):
@@ -578,38 +583,15 @@ def _lump_inertials(bodies, placements, inertials):
         if body < 0:
             continue  # welded to the fixed base: has no effect on the dynamics
         piece = inertials[link]
-        _check_physical_inertia(link, piece)
+        # Physical (positive semi-definite, A + B >= C); massless links may carry inertia.
+        check_inertial(f'link {link!r}', piece.mass, piece.com, piece.inertia, error=URDFError,
+                       rtol=INERTIA_RTOL, length_tol=INERTIA_LENGTH_TOL, massless_inertia=True)
         moved = _Inertial(piece.mass, rotation @ piece.com + translation,
-                          _symmetric(rotation @ piece.inertia @ rotation.T))
-        lumped[body] = _combine_inertials(lumped[body], moved)
+                          rotate_inertia(rotation, piece.inertia))
+        a = lumped[body]
+        lumped[body] = _Inertial(*combine_inertials(a.mass, a.com, a.inertia,
+                                                    moved.mass, moved.com, moved.inertia))
     return lumped
-
-
-def _combine_inertials(a, b):
-    """Return the inertial of two rigid pieces (same axes): summed mass, weighted COM, Steiner."""
-    mass = a.mass + b.mass
-    if b.mass == 0.0:
-        return _Inertial(mass, a.com, a.inertia + b.inertia)
-    if a.mass == 0.0:
-        return _Inertial(mass, b.com, a.inertia + b.inertia)
-    com = (a.mass * a.com + b.mass * b.com) / mass
-    d = a.com - b.com
-    # Parallel-axis theorem for the pair about their joint COM: m_a m_b / m (|d|^2 E - d d^T).
-    steiner = (a.mass * b.mass / mass) * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
-    return _Inertial(mass, com, _symmetric(a.inertia + b.inertia + steiner))
-
-
-def _check_physical_inertia(link, inertial):
-    """Check that the rotational inertia is positive semi-definite and obeys A + B >= C."""
-    principal = np.linalg.eigvalsh(inertial.inertia)
-    trace = float(np.sum(principal))
-    slack = INERTIA_RTOL * abs(trace) + inertial.mass * INERTIA_LENGTH_TOL ** 2
-    if principal[0] < -slack:
-        raise URDFError(f'link {link!r}: the inertia is not positive semi-definite '
-                        f'(principal moments {_fmt(principal)})')
-    if principal[2] > principal[0] + principal[1] + slack:
-        raise URDFError(f'link {link!r}: the inertia violates the triangle inequality '
-                        f'A + B >= C (principal moments {_fmt(principal)})')
 
 
 def _check_moving_mass(bodies, body_inertials):
@@ -632,8 +614,7 @@ def _check_moving_mass(bodies, body_inertials):
 
 def _check_axis_inertia(joint, inertial):
     """Reject a revolute leaf body with no rotational inertia about its axis (a point on it)."""
-    c = inertial.com
-    about_origin = inertial.inertia + inertial.mass * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+    about_origin = parallel_axis(inertial.mass, inertial.com, inertial.inertia)
     moment = float(joint.axis @ about_origin @ joint.axis)
     if moment <= ZERO_AXIS_INERTIA_RTOL * float(np.trace(about_origin)):
         raise URDFError(f'joint {joint.name!r} turns link {joint.child!r}, which has no '
@@ -652,22 +633,35 @@ def _warn_mimic(bodies):
 # Assembly
 # ---------------------------------------------------------------------------------------------
 
-def _assemble(robot_name, base, tip, bodies, body_inertials, placements, gravity):
-    """Pack bodies, inertials and frames into a RobotModel."""
+def _assemble(robot_name, base, tip, bodies, body_inertials, placements, gravity,
+              base_inertial=None):
+    """Pack bodies, inertials and frames into a RobotModel (a free-flyer body 0 if floating)."""
     joints = [body.joint for body in bodies]
-    frames = tuple(Frame(name, body, _readonly(rotation), _readonly(translation))
+    shift = 0 if base_inertial is None else 1  # a floating base is body 0, the rest follow
+    frames = tuple(Frame(name, body + shift, read_only(rotation), read_only(translation))
                    for name, (body, rotation, translation) in placements.items())
+    parent = [body.parent + shift for body in bodies]
+    joint_type = [MOVABLE_TYPES[j.kind] for j in joints]
+    axis = [j.axis for j in joints]
+    rotations = [body.rotation for body in bodies]
+    translations = [body.translation for body in bodies]
+    inertials = list(body_inertials)
+    links = [j.child for j in joints]
+    if shift:
+        parent, joint_type, axis = [-1] + parent, [FREE_FLYER] + joint_type, [np.zeros(3)] + axis
+        rotations, translations = [np.eye(3)] + rotations, [np.zeros(3)] + translations
+        inertials, links = [base_inertial] + inertials, [base] + links
     return RobotModel(
         joint_names=tuple(j.name for j in joints),
-        link_names=tuple(j.child for j in joints),
-        parent=np.array([body.parent for body in bodies], dtype=np.int64),
-        joint_type=np.array([MOVABLE_TYPES[j.kind] for j in joints], dtype=np.int64),
-        axis=np.array([j.axis for j in joints]).reshape(-1, 3),
-        joint_rotation=np.array([body.rotation for body in bodies]).reshape(-1, 3, 3),
-        joint_translation=np.array([body.translation for body in bodies]).reshape(-1, 3),
-        mass=np.array([inertial.mass for inertial in body_inertials]),
-        com=np.array([inertial.com for inertial in body_inertials]).reshape(-1, 3),
-        inertia=np.array([inertial.inertia for inertial in body_inertials]).reshape(-1, 3, 3),
+        link_names=tuple(links),
+        parent=np.array(parent, dtype=np.int64),
+        joint_type=np.array(joint_type, dtype=np.int64),
+        axis=np.array(axis).reshape(-1, 3),
+        joint_rotation=np.array(rotations).reshape(-1, 3, 3),
+        joint_translation=np.array(translations).reshape(-1, 3),
+        mass=np.array([inertial.mass for inertial in inertials]),
+        com=np.array([inertial.com for inertial in inertials]).reshape(-1, 3),
+        inertia=np.array([inertial.inertia for inertial in inertials]).reshape(-1, 3, 3),
         gravity=gravity,
         damping=np.array([j.damping for j in joints]),
         friction=np.array([j.friction for j in joints]),
@@ -696,18 +690,6 @@ def _checked_gravity(gravity):
 # ---------------------------------------------------------------------------------------------
 # Small helpers
 # ---------------------------------------------------------------------------------------------
-
-def _symmetric(matrix):
-    """Return the symmetric part of a 3x3 matrix (removes rounding asymmetry)."""
-    return 0.5 * (matrix + matrix.T)
-
-
-def _readonly(array):
-    """Return a read-only copy of an array."""
-    copy = np.array(array, dtype=float)
-    copy.setflags(write=False)
-    return copy
-
 
 def _first_duplicate(names):
     """Return the first name that occurs twice."""

@@ -26,33 +26,46 @@ import time
 
 import numpy as np
 
-from .cartesian import cartesian_dynamics, jacobian, jacobian_dot_times_qd
-from .dynamics import (convective_inertia_matrix, coriolis_matrix, coriolis_torques,
-                       forward_dynamics, forward_dynamics_cholesky, gravity_torques,
-                       inverse_dynamics, mass_matrix)
+from .dynamics import (cartesian_dynamics, convective_inertia_matrix, coriolis_matrix,
+                       coriolis_torques, forward_dynamics, forward_dynamics_cholesky,
+                       frame_pose, gravity_torques, inverse_dynamics, jacobian,
+                       jacobian_dot_times_qd, joint_reaction_wrenches, mass_matrix)
 from .resources import bundled_urdf
 from .urdf import load_urdf
 
 
 def compile_kernels(model=None):
     """Call every compiled function on one state and on a batch of two (single and batch paths)."""
-    model = model or load_urdf(bundled_urdf('craig_rr'))
-    n = model.dof
-    for q in (np.full(n, 0.1), np.full((2, n), 0.1)):
-        f_ext = np.zeros(q.shape + (6,))
-        inverse_dynamics(model, q, q, q)
-        inverse_dynamics(model, q, q, q, f_ext)
+    models = [model] if model else [load_urdf(bundled_urdf('craig_rr')),
+                                    load_urdf(bundled_urdf('craig_rr'), floating_base=True)]
+    for model in models:
+        _call_all(model)
+
+
+def _call_all(model):
+    """Call every compiled function of ``model`` on one state and on a batch of two."""
+    n, nq = model.nv, model.nq
+    for q, v in ((np.full(nq, 0.1), np.full(n, 0.1)),
+                 (np.full((2, nq), 0.1), np.full((2, n), 0.1))):
+        if model.floating:
+            q[..., 3:7] = 0.5
+        f_ext = np.zeros(q.shape[:-1] + (model.nbodies, 6))
+        inverse_dynamics(model, q, v, v)
+        inverse_dynamics(model, q, v, v, f_ext)
         gravity_torques(model, q)
-        coriolis_torques(model, q, q)
+        coriolis_torques(model, q, v)
         mass_matrix(model, q)
-        coriolis_matrix(model, q, q)
-        convective_inertia_matrix(model, q, q)
-        forward_dynamics(model, q, q, q)
-        forward_dynamics(model, q, q, q, f_ext)
-        forward_dynamics_cholesky(model, q, q, q)
+        coriolis_matrix(model, q, v)
+        convective_inertia_matrix(model, q, v)
+        forward_dynamics(model, q, v, v)
+        forward_dynamics(model, q, v, v, f_ext)
+        forward_dynamics_cholesky(model, q, v, v)
         jacobian(model, q)
-        jacobian_dot_times_qd(model, q, q)
-        cartesian_dynamics(model, q, q)
+        jacobian_dot_times_qd(model, q, v)
+        cartesian_dynamics(model, q, v)
+
+        frame_pose(model, q)
+        joint_reaction_wrenches(model, q, v, v)
 
 
 def main():

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Cartesian quantities (denoc_ros.cartesian), each checked against something independent.
+Cartesian quantities (denoc_ros.dynamics.jacobian, .operational_space), each checked against something independent.
 
 * frame_pose, jacobian, jacobian_dot_times_qd vs Pinocchio (``data.oMf``,
   ``computeFrameJacobian`` and ``getFrameClassicalAcceleration`` in LOCAL_WORLD_ALIGNED) on the
@@ -30,7 +30,7 @@ import dataclasses
 
 from conftest import bundled_urdfs, example_robot, URDF_DIR
 import denoc_ros as dr
-from denoc_ros.cartesian import cartesian_dynamics, CartesianDynamics, frame_pose, jacobian, \
+from denoc_ros.dynamics import cartesian_dynamics, CartesianDynamics, frame_pose, jacobian, \
     jacobian_dot_times_qd, point_acceleration, point_velocity
 import numpy as np
 import pytest

@@ -13,37 +13,46 @@
 # limitations under the License.
 
 """
-The recursive dynamics algorithms (Saha's DeNOC), as free functions of ``(model, q, qd, ...)``.
+The dynamics algorithms, one compiled implementation each, in a module named after it.
 
-==============================  =========================  ==========================
-function                        module                     seed equations
-==============================  =========================  ==========================
-inverse_dynamics                inverse_dynamics.py        Saha Eq. 7-8, 12-15, 30
-gravity_torques                 inverse_dynamics.py        Eq. 30 at qd = qdd = 0
-mass_matrix                     mass_matrix.py             Eq. 21-24 (composite bodies)
-convective_inertia_matrix       coriolis.py                Eq. 20, 25-29 (corrected)
-coriolis_matrix                 coriolis.py                Christoffel (Echeandia-Wensing)
-coriolis_torques                coriolis.py                Eq. 30 without gravity
-forward_dynamics                forward_dynamics.py        O(n) UDU^T / articulated body
-forward_dynamics_cholesky       forward_dynamics.py        Eq. 20 solved by Cholesky
-==============================  =========================  ==========================
+==========================  =======================  ===========================================
+function                    module                   method (seed equations)
+==========================  =======================  ===========================================
+inverse_dynamics            rnea.py                  Newton-Euler in DeNOC form, Saha Eq. 7-8, 30
+gravity_torques             rnea.py                  Eq. 30 at qd = qdd = 0
+coriolis_torques            rnea.py                  Eq. 30 at qdd = 0 without gravity
+mass_matrix                 crba.py                  composite bodies, Eq. 21-24
+forward_dynamics            aba.py                   articulated body / UDU^T, O(n)
+forward_dynamics_cholesky   aba.py                   Eq. 20 solved by Cholesky
+coriolis_matrix             coriolis.py              Christoffel (Echeandia & Wensing 2021)
+convective_inertia_matrix   coriolis.py              Eq. 20, 25-29 (corrected)
+frame_pose, jacobian, ...   jacobian.py              frame kinematics, J-dot qd (seed 001)
+cartesian_dynamics          operational_space.py     Craig's Cartesian form (seed 002)
+joint_reaction_wrenches     reactions.py             Eq. 30's resultant wrenches
+configuration_space_...     configuration_space.py   Craig's B(q), C(q) from Eq. 30
+==========================  =======================  ===========================================
 
-``kinematics.py`` holds the forward recursion of poses and twists they all share, and
-``_state.py`` the argument checking and batch shapes. Every function accepts leading batch axes:
-``q`` of shape ``(..., n)`` gives results of shape ``(..., n)`` or ``(..., n, n)``.
-
-The numbers are computed by the compiled kernels of ``_kernels.py`` (numba ``njit``, cached on
-disk; the same recursions in scalar code over preallocated buffers, one call per batch) on the
-model packed into two arrays by ``_packed.py``; each module above keeps its algorithm in NumPy
-form as well. ``NUMBA_DISABLE_JIT=1`` runs the kernels as plain Python.
+Shared by all: :mod:`.kinematics` (the forward recursion and the one joint-type dispatch:
+revolute, prismatic, free-flyer), :mod:`._packed` (the model as two arrays), :mod:`._state`
+(argument checks, batch axes) and :mod:`._compile` (numba, the single-state fast path). Every
+function accepts leading batch axes and either kind of model (fixed or floating base):
+``q`` of shape ``(..., nq)`` gives results of shape ``(..., nv)`` or ``(..., nv, nv)``.
 """
 
-from .coriolis import convective_inertia_matrix, coriolis_matrix, coriolis_torques
-from .forward_dynamics import forward_dynamics, forward_dynamics_cholesky
-from .inverse_dynamics import gravity_torques, inverse_dynamics
-from .mass_matrix import mass_matrix
+from .aba import forward_dynamics, forward_dynamics_cholesky
+from .configuration_space import configuration_space_matrices
+from .coriolis import convective_inertia_matrix, coriolis_matrix
+from .crba import mass_matrix
+from .jacobian import (frame_pose, jacobian, jacobian_dot_times_qd, point_acceleration,
+                       point_velocity)
+from .operational_space import cartesian_dynamics, CartesianDynamics
+from .reactions import joint_reaction_wrenches
+from .rnea import coriolis_torques, gravity_torques, inverse_dynamics
 
 __all__ = [
+    'cartesian_dynamics', 'CartesianDynamics', 'configuration_space_matrices',
     'convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques', 'forward_dynamics',
-    'forward_dynamics_cholesky', 'gravity_torques', 'inverse_dynamics', 'mass_matrix',
+    'forward_dynamics_cholesky', 'frame_pose', 'gravity_torques', 'inverse_dynamics', 'jacobian',
+    'jacobian_dot_times_qd', 'joint_reaction_wrenches', 'mass_matrix', 'point_acceleration',
+    'point_velocity',
 ]

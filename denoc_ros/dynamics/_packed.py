@@ -13,13 +13,16 @@
 # limitations under the License.
 
 """
-A model packed into two contiguous arrays for the compiled kernels (:mod:`._kernels`).
+A model packed into two contiguous arrays for the compiled kernels.
 
-The kernels take the model as ``ints`` (int64, shape ``(n, 2)``) and ``reals`` (float64, shape
-``(n + 1, BODY_WIDTH)``), because the call overhead of a compiled function grows with the number
-of array arguments. Row ``i < n`` describes body ``i`` (columns named by the constants below);
-row ``n`` holds the gravity vector in its first three columns. :attr:`RobotModel.packed` builds
-this once per model (the model is immutable) and keeps it; both arrays are read-only.
+The kernels take the model as ``ints`` (int64, shape ``(nb, INT_WIDTH)``) and ``reals``
+(float64, shape ``(nb + 1, BODY_WIDTH)``), because the call overhead of a compiled function grows
+with the number of array arguments. Row ``i < nb`` describes body ``i`` (columns named by the
+constants below): its parent, its joint type, and where its joint's positions and velocities
+start in ``q`` and ``v`` (a revolute or prismatic joint has one of each, the free-flyer root 7
+and 6); row ``nb`` holds the gravity vector in its first three columns.
+:attr:`RobotModel.packed` builds this once per model (the model is immutable) and keeps it;
+both arrays are read-only.
 """
 
 from dataclasses import dataclass
@@ -28,9 +31,12 @@ from typing import Dict, Tuple
 import numpy as np
 
 # Columns of ``ints``.
-PARENT = 0         # parent body index, -1 = the fixed base
-JOINT_TYPE = 1     # REVOLUTE or PRISMATIC (denoc_ros.model)
-INT_WIDTH = 2
+PARENT = 0         # parent body index, -1 = the fixed base (or the world, for a free root)
+JOINT_TYPE = 1     # REVOLUTE, PRISMATIC or FREE_FLYER (denoc_ros.model)
+Q0 = 2             # index of the joint's first position in q
+V0 = 3             # index of the joint's first velocity in v (and force in tau)
+NV = 4             # number of velocities of the joint: 1, or 6 for the free-flyer
+INT_WIDTH = 5
 
 # Columns of ``reals`` (row i = body i; row n = gravity in GRAVITY .. GRAVITY + 2).
 AXIS = 0           # (3) unit joint axis a_i in the body frame
@@ -58,10 +64,12 @@ class PackedModel:
     fields, and a slot is read in a third of the time of a NamedTuple field.
     """
 
-    ints: np.ndarray            # (n, INT_WIDTH) int64, read-only
-    reals: np.ndarray           # (n + 1, BODY_WIDTH) float64, read-only
-    n: int                      # number of degrees of freedom
-    square: Tuple[int, int]     # (n, n)
+    ints: np.ndarray            # (nb, INT_WIDTH) int64, read-only
+    reals: np.ndarray           # (nb + 1, BODY_WIDTH) float64, read-only
+    n: int                      # nv: the length of velocity, acceleration and force vectors
+    nq: int                     # the length of a configuration q
+    nb: int                     # number of bodies
+    square: Tuple[int, int]     # (nv, nv)
     no_wrench: np.ndarray       # (0, 6) float64 placeholder for f_ext=None
     frames: Dict[str, Tuple[int, np.ndarray]]  # frame name -> (body, FRAME_WIDTH reals)
 
@@ -73,10 +81,16 @@ def _read_only(a):
 
 def pack_model(model) -> PackedModel:
     """Return the packed arrays of ``model`` (a :class:`denoc_ros.RobotModel`)."""
-    n = model.dof
+    from ..model import FREE_FLYER
+    n = model.nbodies
     ints = np.zeros((n, INT_WIDTH), dtype=np.int64)
     ints[:, PARENT] = model.parent
     ints[:, JOINT_TYPE] = model.joint_type
+    free = model.joint_type == FREE_FLYER
+    nq_each, nv_each = np.where(free, 7, 1), np.where(free, 6, 1)
+    ints[:, Q0] = np.concatenate(([0], np.cumsum(nq_each)[:-1])) if n else []
+    ints[:, V0] = np.concatenate(([0], np.cumsum(nv_each)[:-1])) if n else []
+    ints[:, NV] = nv_each
     reals = np.zeros((n + 1, BODY_WIDTH))
     reals[:n, AXIS:AXIS + 3] = model.axis
     reals[:n, ROTATION:ROTATION + 9] = model.joint_rotation.reshape(n, 9)
@@ -98,5 +112,7 @@ def pack_model(model) -> PackedModel:
         data = np.concatenate((np.asarray(frame.rotation, dtype=float).reshape(9),
                                np.asarray(frame.translation, dtype=float).reshape(3)))
         frames[frame.name] = (int(frame.body), _read_only(data))
-    return PackedModel(ints=_read_only(ints), reals=_read_only(reals), n=n, square=(n, n),
+    nv = model.nv
+    return PackedModel(ints=_read_only(ints), reals=_read_only(reals), n=nv, nq=model.nq, nb=n,
+                       square=(nv, nv),
                        no_wrench=np.zeros((0, 6)), frames=frames)

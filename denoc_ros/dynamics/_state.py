@@ -22,8 +22,13 @@ leading batch axes of all arguments together and flattens them into one axis, so
 recursions only ever see arrays of shape ``(B, n)`` (joint vectors) and ``(B, n, 6)`` (external
 wrenches). :func:`finish` puts the batch shape back on a result.
 
+Sizes: an argument named ``q`` or ``q0`` is a configuration, of length ``model.nq``; every
+other joint-space argument (velocities, accelerations, forces) has length ``model.nv``. The two
+differ for a floating-base model (``7 + n`` and ``6 + n``), whose quaternion ``q[3:7]`` must be
+of unit length within ``QUATERNION_TOLERANCE`` (it is then normalised).
+
 The public functions try a fast path first: a single state given as C-contiguous float64
-vectors goes straight to the compiled entry point of a ``*_one`` kernel (:mod:`._kernels`),
+vectors goes straight to the compiled entry point of a ``*_one`` kernel,
 which checks lengths and finiteness itself. Anything else -- batches, broadcasting, bad input,
 a non-OK kernel status -- takes the checked path through :func:`prepare` and
 :func:`kernel_arrays`, so every error message is the one documented here.
@@ -31,8 +36,12 @@ a non-OK kernel status -- takes the checked path through :func:`prepare` and
 
 import numpy as np
 
+from ._compile import warn_if_interpreted
+from .kinematics import QUATERNION_TOLERANCE
 from ..errors import InputError
 from ..model import RobotModel
+
+CONFIGURATIONS = ('q', 'q0')
 
 
 def check_model(model):
@@ -59,27 +68,51 @@ def _check_finite(name, arr):
                          'must be finite (no NaN or inf)')
 
 
-def joint_vector(model, name, value):
-    """Return ``value`` as a finite float array of shape (..., n), or raise InputError."""
-    n = model.dof
+def joint_vector(model, name, value, configuration=None):
+    """
+    Return ``value`` as a finite float array of shape (..., nq) or (..., nv), or raise.
+
+    ``configuration`` (default: ``name`` is ``q`` or ``q0``) selects the length nq.
+    """
+    if configuration is None:
+        configuration = name in CONFIGURATIONS
+    n = model.nq if configuration else model.nv
     arr = _as_float_array(name, value)
     if arr.ndim == 0 or arr.shape[-1] != n:
         got = 'a scalar' if arr.ndim == 0 else f'length {arr.shape[-1]} (shape {arr.shape})'
+        if model.floating:
+            what = 'a configuration' if configuration else 'a velocity-sized vector'
+            raise InputError(
+                f'{name} has {got}, expected length {n} ({what} of this floating-base '
+                f'model: nq = 7 + {model.dof} = {model.nq} for q = [base position (3), '
+                f'quaternion x y z w (4), joints]; nv = 6 + {model.dof} = {model.nv} for '
+                'velocities, accelerations and forces = [base linear, base angular, joints]; '
+                f'joints: {", ".join(model.joint_names)})')
         raise InputError(f'{name} has {got}, expected length {n}: the model has {n} joints '
                          f'({len(model.joint_names)} joint_names: '
                          f'{", ".join(model.joint_names)})')
     _check_finite(name, arr)
+    if configuration and model.floating:
+        norm = np.linalg.norm(arr[..., 3:7], axis=-1)
+        bad = np.abs(norm - 1.0) > QUATERNION_TOLERANCE
+        if np.any(bad):
+            where = tuple(int(k) for k in np.argwhere(bad)[0]) if arr.ndim > 1 else ()
+            prefix = ''.join(f'{k}, ' for k in where)
+            raise InputError(f'{name}[{prefix}3:7], the base quaternion (x y z w), has norm '
+                             f'{float(norm[where]):.6g}: it must be of unit length within '
+                             f'{QUATERNION_TOLERANCE:g} (it is then normalised)')
     return arr
 
 
 def wrench_array(model, name, value):
-    """Return external wrenches as a finite float array of shape (..., n, 6), or raise."""
-    n = model.dof
+    """Return external wrenches as a finite float array of shape (..., nbodies, 6), or raise."""
+    n = model.nbodies
     arr = _as_float_array(name, value)
     if arr.ndim < 2 or arr.shape[-2:] != (n, 6):
+        base = ' (row 0: the floating base)' if model.floating else ''
         raise InputError(f'{name} has shape {arr.shape}, expected (..., {n}, 6): one wrench '
                          '[force(3); torque(3)] per body, in the body frame, for the '
-                         f'{n} bodies of the model')
+                         f'{n} bodies of the model{base}')
     _check_finite(name, arr)
     return arr
 
@@ -93,7 +126,7 @@ def prepare(model, joint_args, f_ext=None):
     ``None`` or of shape ``(B, n, 6)``, with ``B = prod(batch_shape)``.
     """
     check_model(model)
-    n = model.dof
+    warn_if_interpreted()
     names, arrays = [], []
     for name, value in joint_args:
         names.append(name)
@@ -110,9 +143,10 @@ def prepare(model, joint_args, f_ext=None):
         raise InputError(f'the leading (batch) axes do not broadcast together: {listed}') \
             from None
     size = int(np.prod(batch, dtype=np.int64))
-    flat = [np.broadcast_to(a, batch + (n,)).reshape(size, n) for a in arrays]
+    flat = [np.broadcast_to(a, batch + a.shape[-1:]).reshape(size, a.shape[-1]) for a in arrays]
     if f_ext is not None:
-        f_ext = np.broadcast_to(f_ext, batch + (n, 6)).reshape(size, n, 6)
+        nb = model.nbodies
+        f_ext = np.broadcast_to(f_ext, batch + (nb, 6)).reshape(size, nb, 6)
     return batch, flat, f_ext
 
 
@@ -120,11 +154,11 @@ def kernel_arrays(model, arrays, f_ext=None):
     """
     Return the flattened state arrays as fresh C-contiguous float64 arrays for a batch kernel.
 
-    ``f_ext=None`` becomes the kernels' "no external wrench" placeholder of shape ``(0, n, 6)``.
+    ``f_ext=None`` becomes the kernels' "no external wrench" placeholder of shape ``(0, nb, 6)``.
     """
     arrays = [np.array(a, dtype=float, order='C') for a in arrays]
     if f_ext is None:
-        f_ext = np.zeros((0, model.dof, 6))
+        f_ext = np.zeros((0, model.nbodies, 6))
     else:
         f_ext = np.array(f_ext, dtype=float, order='C')
     return arrays, f_ext

@@ -44,7 +44,8 @@ taken. Cost: ``n(n+1)/2`` recursions, O(n^3) in all.
 import numpy as np
 
 from ._state import finish, joint_vector, prepare
-from .inverse_dynamics import newton_euler
+from .rnea import coriolis_torques
+from ..errors import InputError
 
 
 def velocity_pairs(n):
@@ -72,6 +73,8 @@ def configuration_space_matrices(model, q):
     :func:`velocity_products`; ``Cc``: centrifugal coefficients, ``(..., n, n)``. Read off the
     recursive Coriolis torques at unit and pairwise-sum joint velocities (module docstring).
     """
+    if model.floating:
+        raise InputError('configuration_space_matrices takes a fixed-base model')
     batch, (q,), _ = prepare(model, (('q', q),))
     size, n = q.shape
     j, k = velocity_pairs(n)
@@ -84,8 +87,7 @@ def configuration_space_matrices(model, q):
     count = len(probes)
     q_rep = np.repeat(q, count, axis=0)
     qd_rep = np.tile(probes, (size, 1))
-    c = newton_euler(model, q_rep, qd_rep, np.zeros_like(q_rep), None, np.zeros(3))
-    c = c.reshape(size, count, n)
+    c = coriolis_torques(model, q_rep, qd_rep).reshape(size, count, n)
     centrifugal = np.swapaxes(c[:, :n], -1, -2)                       # column j = c(e_j)
     coriolis = np.swapaxes(c[:, n:] - c[:, j] - c[:, k], -1, -2)     # column jk
     return (finish(batch, coriolis, 'configuration_space_matrices (B)'),

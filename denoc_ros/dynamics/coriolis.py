@@ -44,37 +44,326 @@ ancestors-or-self), ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` with
 ``S_dot_j = v_j x S_j``. As every quantity is in the base frame, the composite sums
 ``I^c_i = sum_{k in subtree(i)} I_k`` and ``K^c_i`` are plain sums over subtrees and
 ``C_ab = S_a^T (I^c_m S_dot_b + K^c_m S_b)`` with ``m`` the deeper of ``a, b``.
-
-The public functions run the compiled kernels of :mod:`._kernels` (``convective_state``,
-``christoffel_state``, ``newton_euler_state``: the same recursions in scalar code); the NumPy
-functions below state them vectorised over a batch.
 """
 
 import numpy as np
 
-from . import _kernels as K
+from . import _compile as K
+from ._compile import all_finite, cross, jit, mat6_vec
+from ._packed import MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
-from .kinematics import (ancestors, cross, propagate_twist, propagate_wrench,
-                         skew, twist_propagation_matrix, twist_propagation_rate)
-from .mass_matrix import composite_mass_matrices
-from ..model import PRISMATIC
+from .crba import composite_mass_matrices, expand_composite, MT_WIDTH
+from .kinematics import (_C, _I, _T, configuration_ok, configuration_size,
+                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists)
+from .rnea import coriolis_torques
+
+__all__ = ['convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques']
+
+
+# ----------------------------------------------------------------------------------------------
+# Saha's convective inertia matrix (Eq. 20, 25-29 corrected)
+
+
+@jit
+def convective_state(ints, reals, q, qd, kin, P, mot, M_compact, M_tilde, M_prime, H, T, out):
+    """Write Saha's ``C = N^T (M N_dot + M_dot N)``, entries of (corrected) Eq. 29."""
+    nb, nv = ints.shape[0], out.shape[0]
+    forward_kinematics(ints, reals, q, kin, P, True)
+    t = mot[:, _T:_T + 6]
+    twists(ints, kin, P, qd, t)
+    C, inertia = kin[:, _C:_C + 3], kin[:, _I:_I + 9]
+    composite_mass_matrices(ints, reals, kin, M_compact)
+    for i in range(nb):
+        expand_composite(M_compact, i, M_tilde[i])
+        # M'_i = Omega_i M_i E_i = [[w_i x I_i, 0], [0, 0]] (Eq. 8).
+        w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
+        for r in range(6):
+            for col in range(6):
+                M_prime[i, r, col] = 0.0
+                H[i, r, col] = 0.0
+        for col in range(3):
+            M_prime[i, 0, col], M_prime[i, 1, col], M_prime[i, 2, col] = cross(
+                w0, w1, w2, inertia[i, col], inertia[i, 3 + col], inertia[i, 6 + col])
+    for c in range(nb - 1, -1, -1):
+        i = ints[c, PARENT]
+        if i >= 0:
+            # M'~_i += M'~_c (Eq. 28); H_i += B_ci^T H~_ci, H~_ci = M~_c B_dot_ci + H_c B_ci.
+            for r in range(6):
+                for col in range(6):
+                    M_prime[i, r, col] += M_prime[c, r, col]
+            b0, b1, b2 = C[i, 0] - C[c, 0], C[i, 1] - C[c, 1], C[i, 2] - C[c, 2]
+            d0, d1, d2 = t[i, 3] - t[c, 3], t[i, 4] - t[c, 4], t[i, 5] - t[c, 5]
+            for r in range(6):
+                x0, x1, x2 = cross(M_tilde[c, r, 3], M_tilde[c, r, 4], M_tilde[c, r, 5],
+                                   d0, d1, d2)
+                y0, y1, y2 = cross(H[c, r, 3], H[c, r, 4], H[c, r, 5], b0, b1, b2)
+                T[r, 0] = x0 + H[c, r, 0] + y0
+                T[r, 1] = x1 + H[c, r, 1] + y1
+                T[r, 2] = x2 + H[c, r, 2] + y2
+                T[r, 3], T[r, 4], T[r, 5] = H[c, r, 3], H[c, r, 4], H[c, r, 5]
+            for col in range(6):
+                x0, x1, x2 = cross(T[3, col], T[4, col], T[5, col], b0, b1, b2)
+                H[i, 0, col] += T[0, col] + x0
+                H[i, 1, col] += T[1, col] + x1
+                H[i, 2, col] += T[2, col] + x2
+                H[i, 3, col] += T[3, col]
+                H[i, 4, col] += T[4, col]
+                H[i, 5, col] += T[5, col]
+    for a in range(nv):
+        for b in range(nv):
+            out[a, b] = 0.0
+    for i in range(nb):
+        for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
+            # Row a, columns b of body j = i, parent(i), ...:
+            # p_a^T (M~_i B_ij Omega_j + H~_ij + M'~_i) p_b.
+            j = i
+            while j >= 0:
+                c0, c1, c2 = C[j, 0] - C[i, 0], C[j, 1] - C[i, 1], C[j, 2] - C[i, 2]
+                for b in range(ints[j, V0], ints[j, V0] + ints[j, NV]):
+                    # s = B_ij p_b, s_dot = B_ij Omega_j p_b + B_dot_ij p_b.
+                    pd0, pd1, pd2 = cross(t[j, 0], t[j, 1], t[j, 2], P[b, 0], P[b, 1], P[b, 2])
+                    pd3, pd4, pd5 = cross(t[j, 0], t[j, 1], t[j, 2], P[b, 3], P[b, 4], P[b, 5])
+                    x0, x1, x2 = cross(c0, c1, c2, P[b, 0], P[b, 1], P[b, 2])
+                    s = (P[b, 0], P[b, 1], P[b, 2], P[b, 3] + x0, P[b, 4] + x1, P[b, 5] + x2)
+                    x0, x1, x2 = cross(c0, c1, c2, pd0, pd1, pd2)
+                    y0, y1, y2 = cross(t[j, 3] - t[i, 3], t[j, 4] - t[i, 4], t[j, 5] - t[i, 5],
+                                       P[b, 0], P[b, 1], P[b, 2])
+                    s_dot = (pd0, pd1, pd2, pd3 + x0 + y0, pd4 + x1 + y1, pd5 + x2 + y2)
+                    value = 0.0
+                    for r in range(6):
+                        wr = 0.0
+                        for col in range(6):
+                            wr += (M_tilde[i, r, col] * s_dot[col]
+                                   + (H[i, r, col] + M_prime[i, r, col]) * s[col])
+                        value += P[a, r] * wr
+                    out[a, b] = value
+                j = ints[j, PARENT]
+        for b in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
+            # Column b, rows c of the proper ancestors: p_c^T B_ia^T (M~_i Omega_i + H_i
+            # + M'~_i) p_b.
+            k = ints[i, PARENT]
+            if k < 0:
+                continue
+            pd = (cross(t[i, 0], t[i, 1], t[i, 2], P[b, 0], P[b, 1], P[b, 2])
+                  + cross(t[i, 0], t[i, 1], t[i, 2], P[b, 3], P[b, 4], P[b, 5]))
+            x = mat6_vec(M_tilde[i], pd)
+            y = mat6_vec(H[i], P[b])
+            z = mat6_vec(M_prime[i], P[b])
+            n0, n1, n2 = x[0] + y[0] + z[0], x[1] + y[1] + z[1], x[2] + y[2] + z[2]
+            f0, f1, f2 = x[3] + y[3] + z[3], x[4] + y[4] + z[4], x[5] + y[5] + z[5]
+            while k >= 0:
+                x0, x1, x2 = cross(C[k, 0] - C[i, 0], C[k, 1] - C[i, 1], C[k, 2] - C[i, 2],
+                                   f0, f1, f2)
+                for c in range(ints[k, V0], ints[k, V0] + ints[k, NV]):
+                    out[c, b] = (P[c, 0] * (n0 - x0) + P[c, 1] * (n1 - x1)
+                                 + P[c, 2] * (n2 - x2) + P[c, 3] * f0 + P[c, 4] * f1
+                                 + P[c, 5] * f2)
+                k = ints[k, PARENT]
+
+
+@jit
+def convective_inertia_matrix_one(ints, reals, q, qd, out):
+    """Write Saha's convective inertia matrix of one state into ``out``; return a status."""
+    nb, nv = ints.shape[0], out.shape[0]
+    if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
+            and configuration_ok(ints, q) and all_finite(qd)):
+        return K.BAD_INPUT
+    convective_state(ints, reals, q, qd, np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)),
+                     np.empty((nb, MOT_WIDTH)), np.empty((nb, MT_WIDTH)),
+                     np.empty((nb, 6, 6)), np.empty((nb, 6, 6)), np.empty((nb, 6, 6)),
+                     np.empty((6, 6)), out)
+    return K.OK if all_finite(out) else K.BAD_OUTPUT
+
+
+@jit
+def convective_inertia_matrix_batch(ints, reals, q, qd, out):
+    """Write Saha's convective inertia matrix of each row of (B, ...) states into ``out``."""
+    nb, nv = ints.shape[0], out.shape[1]
+    kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
+    M_tilde, M_prime, H = np.empty((nb, 6, 6)), np.empty((nb, 6, 6)), np.empty((nb, 6, 6))
+    M_compact, T = np.empty((nb, MT_WIDTH)), np.empty((6, 6))
+    for b in range(q.shape[0]):
+        convective_state(ints, reals, q[b], qd[b], kin, P, mot, M_compact, M_tilde, M_prime, H,
+                         T, out[b])
+    return K.OK if all_finite(out) else K.BAD_OUTPUT
+
+
+# ----------------------------------------------------------------------------------------------
+# Christoffel-consistent Coriolis matrix (Echeandia & Wensing 2021)
+
+# Columns of the per-velocity screw buffer ``sp`` (nv, SP_WIDTH): the screw S_a of each
+# velocity and its rate S_dot_a = v_i x S_a, both at the base-frame origin.
+_S, _SD = 0, 6
+SP_WIDTH = 12
+
+
+@jit
+def spatial_inertia_terms(reals, kin, t, i, v, I6, K6):
+    """Write ``I_i`` at the base origin and ``K_i = 1/2 [(v x*) I + (I v) xbar* - I (v x)]``."""
+    m = reals[i, MASS]
+    c0, c1, c2 = kin[i, _C], kin[i, _C + 1], kin[i, _C + 2]
+    # I_i = [[I_C + m Cx Cx^T, m Cx], [m Cx^T, m 1]], Cx = C x 1, Cx Cx^T = |C|^2 1 - C C^T.
+    cc = c0 * c0 + c1 * c1 + c2 * c2
+    for r in range(3):
+        for col in range(3):
+            I6[r, col] = kin[i, _I + 3 * r + col] + m * ((cc if r == col else 0.0)
+                                                         - kin[i, _C + r] * kin[i, _C + col])
+            I6[3 + r, 3 + col] = m if r == col else 0.0
+    I6[0, 3], I6[0, 4], I6[0, 5] = 0.0, -m * c2, m * c1
+    I6[1, 3], I6[1, 4], I6[1, 5] = m * c2, 0.0, -m * c0
+    I6[2, 3], I6[2, 4], I6[2, 5] = -m * c1, m * c0, 0.0
+    for r in range(3):
+        for col in range(3):
+            I6[3 + r, col] = I6[col, 3 + r]
+    # v_i = [w; v_C + C x w], the twist at the origin.
+    w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
+    x0, x1, x2 = cross(c0, c1, c2, w0, w1, w2)
+    v[0], v[1], v[2], v[3], v[4], v[5] = w0, w1, w2, t[i, 3] + x0, t[i, 4] + x1, t[i, 5] + x2
+    # With v x = X = [[W, 0], [V, W]] and v x* = -X^T: (v x*) I - I (v x) = -(P + P^T),
+    # P = I X (I is symmetric); row r of P is [I_r,ang x w + I_r,lin x v_O, I_r,lin x w].
+    for r in range(6):
+        a0, a1, a2 = cross(I6[r, 0], I6[r, 1], I6[r, 2], w0, w1, w2)
+        b0, b1, b2 = cross(I6[r, 3], I6[r, 4], I6[r, 5], v[3], v[4], v[5])
+        K6[r, 0], K6[r, 1], K6[r, 2] = a0 + b0, a1 + b1, a2 + b2
+        K6[r, 3], K6[r, 4], K6[r, 5] = cross(I6[r, 3], I6[r, 4], I6[r, 5], w0, w1, w2)
+    for r in range(6):
+        for col in range(r, 6):
+            s = -0.5 * (K6[r, col] + K6[col, r])
+            K6[r, col] = s
+            K6[col, r] = s
+    # + 1/2 (h xbar*), (h xbar*) = [[-h_n x 1, -h_f x 1], [-h_f x 1, 0]], h = I_i v_i.
+    h0, h1, h2, h3, h4, h5 = mat6_vec(I6, v)
+    h0, h1, h2, h3, h4, h5 = 0.5 * h0, 0.5 * h1, 0.5 * h2, 0.5 * h3, 0.5 * h4, 0.5 * h5
+    K6[0, 1] += h2
+    K6[0, 2] -= h1
+    K6[1, 0] -= h2
+    K6[1, 2] += h0
+    K6[2, 0] += h1
+    K6[2, 1] -= h0
+    for o, p in ((0, 3), (3, 0)):
+        K6[o + 0, p + 1] += h5
+        K6[o + 0, p + 2] -= h4
+        K6[o + 1, p + 0] -= h5
+        K6[o + 1, p + 2] += h3
+        K6[o + 2, p + 0] += h4
+        K6[o + 2, p + 1] -= h3
+
+
+@jit
+def christoffel_state(ints, reals, q, qd, kin, P, mot, sp, I_c, K_c, out):
+    """Write ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` by composite bodies into ``out``."""
+    nb, nv = ints.shape[0], out.shape[0]
+    forward_kinematics(ints, reals, q, kin, P, True)
+    t = mot[:, _T:_T + 6]
+    twists(ints, kin, P, qd, t)
+    v = mot[:, 6:12]
+    S, S_dot = sp[:, _S:_S + 6], sp[:, _SD:_SD + 6]
+    for i in range(nb):
+        spatial_inertia_terms(reals, kin, t, i, v[i], I_c[i], K_c[i])
+        c0, c1, c2 = kin[i, _C], kin[i, _C + 1], kin[i, _C + 2]
+        w0, w1, w2 = v[i, 0], v[i, 1], v[i, 2]
+        for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
+            # Screw at the base origin: S = [p_ang; p_lin + C x p_ang] (a point of body i).
+            x0, x1, x2 = cross(c0, c1, c2, P[a, 0], P[a, 1], P[a, 2])
+            S[a, 0], S[a, 1], S[a, 2] = P[a, 0], P[a, 1], P[a, 2]
+            S[a, 3], S[a, 4], S[a, 5] = P[a, 3] + x0, P[a, 4] + x1, P[a, 5] + x2
+            # S_dot = v_i x S = [w x S_ang; v_O x S_ang + w x S_lin].
+            S_dot[a, 0], S_dot[a, 1], S_dot[a, 2] = cross(w0, w1, w2, S[a, 0], S[a, 1],
+                                                          S[a, 2])
+            x0, x1, x2 = cross(v[i, 3], v[i, 4], v[i, 5], S[a, 0], S[a, 1], S[a, 2])
+            y0, y1, y2 = cross(w0, w1, w2, S[a, 3], S[a, 4], S[a, 5])
+            S_dot[a, 3], S_dot[a, 4], S_dot[a, 5] = x0 + y0, x1 + y1, x2 + y2
+    # Composite sums over subtrees (every quantity is at the base origin).
+    for i in range(nb - 1, -1, -1):
+        k = ints[i, PARENT]
+        if k >= 0:
+            for r in range(6):
+                for col in range(6):
+                    I_c[k, r, col] += I_c[i, r, col]
+                    K_c[k, r, col] += K_c[i, r, col]
+    for a in range(nv):
+        for b in range(nv):
+            out[a, b] = 0.0
+    for i in range(nb):
+        for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
+            # Row a, columns b of bodies j = i, parent(i), ...: S_a^T (I^c_i S_dot_b + K^c_i
+            # S_b), with the row vectors x = I^c_i S_a and y = K^c_i^T S_a (I^c_i symmetric).
+            x0 = x1 = x2 = x3 = x4 = x5 = 0.0
+            y0 = y1 = y2 = y3 = y4 = y5 = 0.0
+            for r in range(6):
+                s = S[a, r]
+                x0 += s * I_c[i, r, 0]
+                x1 += s * I_c[i, r, 1]
+                x2 += s * I_c[i, r, 2]
+                x3 += s * I_c[i, r, 3]
+                x4 += s * I_c[i, r, 4]
+                x5 += s * I_c[i, r, 5]
+                y0 += s * K_c[i, r, 0]
+                y1 += s * K_c[i, r, 1]
+                y2 += s * K_c[i, r, 2]
+                y3 += s * K_c[i, r, 3]
+                y4 += s * K_c[i, r, 4]
+                y5 += s * K_c[i, r, 5]
+            j = i
+            while j >= 0:
+                for b in range(ints[j, V0], ints[j, V0] + ints[j, NV]):
+                    out[a, b] = (x0 * S_dot[b, 0] + x1 * S_dot[b, 1] + x2 * S_dot[b, 2]
+                                 + x3 * S_dot[b, 3] + x4 * S_dot[b, 4] + x5 * S_dot[b, 5]
+                                 + y0 * S[b, 0] + y1 * S[b, 1] + y2 * S[b, 2]
+                                 + y3 * S[b, 3] + y4 * S[b, 4] + y5 * S[b, 5])
+                j = ints[j, PARENT]
+            # Column a, rows of the proper ancestors: S_c^T (I^c_i S_dot_a + K^c_i S_a).
+            j = ints[i, PARENT]
+            if j >= 0:
+                f = mat6_vec(I_c[i], S_dot[a])
+                g = mat6_vec(K_c[i], S[a])
+                f0, f1, f2 = f[0] + g[0], f[1] + g[1], f[2] + g[2]
+                f3, f4, f5 = f[3] + g[3], f[4] + g[4], f[5] + g[5]
+                while j >= 0:
+                    for c in range(ints[j, V0], ints[j, V0] + ints[j, NV]):
+                        out[c, a] = (S[c, 0] * f0 + S[c, 1] * f1 + S[c, 2] * f2
+                                     + S[c, 3] * f3 + S[c, 4] * f4 + S[c, 5] * f5)
+                    j = ints[j, PARENT]
+
+
+@jit
+def coriolis_matrix_one(ints, reals, q, qd, out):
+    """Write the Christoffel Coriolis matrix of one state into ``out``; return a status."""
+    nb, nv = ints.shape[0], out.shape[0]
+    if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
+            and configuration_ok(ints, q) and all_finite(qd)):
+        return K.BAD_INPUT
+    christoffel_state(ints, reals, q, qd, np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)),
+                      np.empty((nb, MOT_WIDTH)), np.empty((nv, SP_WIDTH)),
+                      np.empty((nb, 6, 6)), np.empty((nb, 6, 6)), out)
+    return K.OK if all_finite(out) else K.BAD_OUTPUT
+
+
+@jit
+def coriolis_matrix_batch(ints, reals, q, qd, out):
+    """Write the Christoffel Coriolis matrix of each row of (B, ...) states into ``out``."""
+    nb, nv = ints.shape[0], out.shape[1]
+    kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
+    sp, I_c, K_c = np.empty((nv, SP_WIDTH)), np.empty((nb, 6, 6)), np.empty((nb, 6, 6))
+    for b in range(q.shape[0]):
+        christoffel_state(ints, reals, q[b], qd[b], kin, P, mot, sp, I_c, K_c, out[b])
+    return K.OK if all_finite(out) else K.BAD_OUTPUT
+
 
 _nd, _F8, _VEC = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES
-_coriolis_matrix_one = K.single_state(K.coriolis_matrix_one, globals(), '_coriolis_matrix_one',
+_coriolis_matrix_one = K.single_state(coriolis_matrix_one, globals(), '_coriolis_matrix_one',
                                       'vvm')
 _convective_inertia_matrix_one = K.single_state(
-    K.convective_inertia_matrix_one, globals(), '_convective_inertia_matrix_one', 'vvm')
-_coriolis_torques_one = K.single_state(K.coriolis_torques_one, globals(),
-                                       '_coriolis_torques_one', 'vvv')
+    convective_inertia_matrix_one, globals(), '_convective_inertia_matrix_one', 'vvm')
 
 
-def _single(kernel, model, q, qd, square):
+def _single(kernel, model, q, qd):
     """Return the kernel's result for one state given as vectors, or None to take the checks."""
     if (type(q) is _nd and type(qd) is _nd and q.dtype is _F8 and qd.dtype is _F8
             and q.strides == _VEC and qd.strides == _VEC):
-        try:  # see inverse_dynamics
+        try:  # see rnea.inverse_dynamics
             pk = model.packed
-            out = np.empty(pk.square if square else pk.n)
+            out = np.empty(pk.square)
             status = kernel(pk.ints, pk.reals, q, qd, out)
         except Exception:
             status = K.BAD_INPUT
@@ -83,187 +372,37 @@ def _single(kernel, model, q, qd, square):
     return None
 
 
-def _checked(model, kernel, q, qd, square):
-    """Run a ``(q, qd)`` batch kernel after the full argument checks; return (batch, out)."""
+def _checked(model, kernel, q, qd, what):
+    """Run a ``(q, qd)`` batch kernel after the full argument checks."""
     batch, (q, qd), _ = prepare(model, (('q', q), ('qd', qd)))
     (q, qd), _ = kernel_arrays(model, (q, qd))
     pk = model.packed
-    out = np.empty(q.shape + ((pk.n,) if square else ()))
+    out = np.empty((q.shape[0],) + pk.square)
     kernel(pk.ints, pk.reals, q, qd, out)
-    return batch, out
-
-
-# ----------------------------------------------------------------------------------------------
-# Saha's convective inertia matrix
-
-
-def composite_mass_rates(model, kin):
-    """Return ``M'~_i = M'_i + sum_children M'~_c``, ``M'_i = Omega_i M_i E_i`` (Eq. 8, 28)."""
-    w = kin.t[..., :3]
-    batch, n = w.shape[:2]
-    M_prime = np.zeros((batch, n, 6, 6))
-    M_prime[..., :3, :3] = skew(w) @ kin.inertia
-    for i in range(n - 1, -1, -1):
-        k = model.parent[i]
-        if k >= 0:
-            M_prime[:, k] += M_prime[:, i]
-    return M_prime
-
-
-def composite_convective_matrices(model, kin, M_tilde):
-    """Return ``H_i = sum_c B_ci^T H~_ci``, ``H~_ci = M~_c B_dot_ci + H_c B_ci`` (Eq. 28)."""
-    batch, n = kin.C.shape[:2]
-    H = np.zeros((batch, n, 6, 6))
-    for c in range(n - 1, -1, -1):
-        i = model.parent[c]
-        if i >= 0:
-            B_ci = twist_propagation_matrix(kin.C[:, i] - kin.C[:, c])
-            B_dot_ci = twist_propagation_rate(kin.t[:, i, 3:] - kin.t[:, c, 3:])
-            H_tilde_ci = M_tilde[:, c] @ B_dot_ci + H[:, c] @ B_ci
-            H[:, i] += np.swapaxes(B_ci, -1, -2) @ H_tilde_ci
-    return H
-
-
-def _angular_velocity_times(w, x):
-    """Return ``Omega x`` for 6-vectors ``x`` (Saha Eq. 2), broadcasting ``w`` (..., 3)."""
-    return np.concatenate((cross(w, x[..., :3]), cross(w, x[..., 3:])), axis=-1)
-
-
-def _matvec(A, x):
-    return np.einsum('...kl,...l->...k', A, x)
-
-
-def convective_matrix(model, kin):
-    """Return Saha's ``C`` with entries ``c_ij`` of (corrected) Eq. 29, (B, n, n)."""
-    batch, n = kin.C.shape[:2]
-    p, C, t = kin.p, kin.C, kin.t
-    M_tilde = composite_mass_matrices(model, kin)
-    M_prime_tilde = composite_mass_rates(model, kin)
-    H = composite_convective_matrices(model, kin, M_tilde)
-    p_dot = _angular_velocity_times(t[..., :3], p)                       # Omega_j p_j
-    C_conv = np.zeros((batch, n, n))
-    for i, js in enumerate(ancestors(model)):
-        # Row i, columns j = i, parent(i), ...: p_i^T (M~_i B_ij Omega_j + H~_ij + M'~_i) p_j.
-        c_ij = C[:, js] - C[:, i, None]
-        c_dot_ij = t[:, js, 3:] - t[:, i, None, 3:]
-        s = propagate_twist(c_ij, p[:, js])                               # B_ij p_j
-        s_dot = propagate_twist(c_ij, p_dot[:, js])                       # B_ij Omega_j p_j
-        s_dot[..., 3:] += cross(c_dot_ij, p[:, js, :3])                   # + B_dot_ij p_j
-        wrench = (_matvec(M_tilde[:, i, None], s_dot) + _matvec(H[:, i, None], s)
-                  + _matvec(M_prime_tilde[:, i, None], s))
-        C_conv[:, i, js] = np.einsum('bk,bjk->bj', p[:, i], wrench)
-        # Column i, rows of the proper ancestors a: p_a^T B_ia^T (M~_i Omega_i + H_i + M'~_i) p_i.
-        a = js[1:]
-        if len(a):
-            wrench_i = (_matvec(M_tilde[:, i], p_dot[:, i]) + _matvec(H[:, i], p[:, i])
-                        + _matvec(M_prime_tilde[:, i], p[:, i]))
-            at_C_a = propagate_wrench(C[:, a] - C[:, i, None], wrench_i[:, None])
-            C_conv[:, a, i] = np.einsum('bak,bak->ba', p[:, a], at_C_a)
-    return C_conv
+    return finish(batch, out, what)
 
 
 def convective_inertia_matrix(model, q, qd):
     """
     Return Saha's convective inertia matrix ``C = N^T (M N_dot + M_dot N)`` (Eq. 20, 25-29).
 
-    Shape ``(..., n, n)``; ``C qd`` is the Coriolis/centrifugal torque and ``dM/dt - 2 C`` is
+    Shape ``(..., nv, nv)``; ``C qd`` is the Coriolis/centrifugal force and ``dM/dt - 2 C`` is
     skew-symmetric, but ``C`` differs from the Christoffel :func:`coriolis_matrix`.
     """
-    out = _single(_convective_inertia_matrix_one, model, q, qd, True)
+    out = _single(_convective_inertia_matrix_one, model, q, qd)
     if out is not None:
         return out
-    batch, out = _checked(model, K.convective_inertia_matrix_batch, q, qd, True)
-    return finish(batch, out, 'convective_inertia_matrix')
-
-
-# ----------------------------------------------------------------------------------------------
-# Christoffel-consistent Coriolis matrix (Echeandia & Wensing 2021)
-
-
-def _motion_cross(v):
-    """Return the 6x6 matrix ``v x`` acting on spatial motion vectors [w; v_O]."""
-    out = np.zeros(v.shape[:-1] + (6, 6))
-    W = skew(v[..., :3])
-    out[..., :3, :3] = W
-    out[..., 3:, 3:] = W
-    out[..., 3:, :3] = skew(v[..., 3:])
-    return out
-
-
-def _force_cross_bar(f):
-    """Return the 6x6 matrix ``f xbar*`` with ``(f xbar*) v = v x* f`` for f = [n; f]."""
-    out = np.zeros(f.shape[:-1] + (6, 6))
-    F = -skew(f[..., 3:])
-    out[..., :3, :3] = -skew(f[..., :3])
-    out[..., :3, 3:] = F
-    out[..., 3:, :3] = F
-    return out
-
-
-def spatial_quantities(model, kin):
-    """Return joint screws S_j, twists v_i and spatial inertias I_i at the base-frame origin."""
-    e, C = kin.e, kin.C
-    prismatic = (model.joint_type == PRISMATIC)[None, :, None]
-    S = np.concatenate((np.where(prismatic, 0.0, e), np.where(prismatic, e, cross(kin.origin, e))),
-                       axis=-1)
-    w, v_C = kin.t[..., :3], kin.t[..., 3:]
-    v = np.concatenate((w, v_C + cross(C, w)), axis=-1)
-    m = model.mass[None, :, None, None]
-    Cx = skew(C)
-    inertia = np.empty(C.shape[:2] + (6, 6))
-    inertia[..., :3, :3] = kin.inertia + m * (Cx @ np.swapaxes(Cx, -1, -2))
-    inertia[..., :3, 3:] = m * Cx
-    inertia[..., 3:, :3] = m * np.swapaxes(Cx, -1, -2)
-    inertia[..., 3:, 3:] = m * np.eye(3)
-    return S, v, inertia
-
-
-def christoffel_matrix(model, kin):
-    """Return ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` by composite bodies, (B, n, n)."""
-    batch, n = kin.C.shape[:2]
-    S, v, inertia = spatial_quantities(model, kin)
-    v_cross = _motion_cross(v)
-    S_dot = np.einsum('bnkl,bnl->bnk', v_cross, S)                        # v_j x S_j
-    force_cross = -np.swapaxes(v_cross, -1, -2)                             # v_i x*
-    K = 0.5 * (force_cross @ inertia + _force_cross_bar(_matvec(inertia, v))
-               - inertia @ v_cross)
-    I_c, K_c = inertia.copy(), K.copy()
-    for i in range(n - 1, -1, -1):
-        k = model.parent[i]
-        if k >= 0:
-            I_c[:, k] += I_c[:, i]
-            K_c[:, k] += K_c[:, i]
-    C_chr = np.zeros((batch, n, n))
-    for i, js in enumerate(ancestors(model)):
-        # Row i, columns j = i, parent(i), ...: S_i^T (I^c_i S_dot_j + K^c_i S_j).
-        f = _matvec(I_c[:, i, None], S_dot[:, js]) + _matvec(K_c[:, i, None], S[:, js])
-        C_chr[:, i, js] = np.einsum('bk,bjk->bj', S[:, i], f)
-        # Column i, rows of the proper ancestors a: S_a^T (I^c_i S_dot_i + K^c_i S_i).
-        a = js[1:]
-        if len(a):
-            f_i = _matvec(I_c[:, i], S_dot[:, i]) + _matvec(K_c[:, i], S[:, i])
-            C_chr[:, a, i] = np.einsum('bak,bk->ba', S[:, a], f_i)
-    return C_chr
+    return _checked(model, convective_inertia_matrix_batch, q, qd, 'convective_inertia_matrix')
 
 
 def coriolis_matrix(model, q, qd):
     """
     Return the Christoffel-consistent Coriolis matrix, ``C_ij = sum_k Gamma_ijk qd_k``.
 
-    ``Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)``; shape ``(..., n, n)``; equals
+    ``Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)``; shape ``(..., nv, nv)``; equals
     Pinocchio's ``computeCoriolisMatrix``. Computed by composite bodies (Echeandia & Wensing).
     """
-    out = _single(_coriolis_matrix_one, model, q, qd, True)
+    out = _single(_coriolis_matrix_one, model, q, qd)
     if out is not None:
         return out
-    batch, out = _checked(model, K.coriolis_matrix_batch, q, qd, True)
-    return finish(batch, out, 'coriolis_matrix')
-
-
-def coriolis_torques(model, q, qd):
-    """Return ``C(q, qd) qd = ID(q, qd, 0) - g(q)`` by the O(n) recursion of Saha Eq. 30."""
-    out = _single(_coriolis_torques_one, model, q, qd, False)
-    if out is not None:
-        return out
-    batch, out = _checked(model, K.coriolis_torques_batch, q, qd, False)
-    return finish(batch, out, 'coriolis_torques')
+    return _checked(model, coriolis_matrix_batch, q, qd, 'coriolis_matrix')

@@ -13,171 +13,317 @@
 # limitations under the License.
 
 """
-The forward recursion shared by every dynamics algorithm: body poses, DeNOC vectors, twists.
+The forward recursion every algorithm shares, and the one place where joint types are told apart.
 
-Notation follows Saha (1999), seed 000. Every vector is expressed in the base frame. For body
-``i`` (the child link of joint ``i``):
+Notation follows Saha (1999), seed 000. Every vector is expressed in the base (world) frame.
+For body ``i``:
 
-* ``O_i`` -- origin of the body frame, a point of joint ``i``'s axis (the joint frame origin);
-* ``C_i`` -- its mass centre, ``d_i = C_i - O_i``;
-* ``e_i`` -- unit vector of joint ``i``'s axis;
+* ``O_i`` -- origin of the body frame (on joint ``i``'s axis); ``C_i`` -- its mass centre,
+  ``d_i = C_i - O_i``; ``R_i`` -- its orientation;
 * ``t_i = [w_i; v_i]`` -- twist at the mass centre: angular velocity and velocity of ``C_i``
-  (Eq. 1); wrenches ``[n_i; f_i]`` are moment about ``C_i`` and force;
+  (Eq. 1); wrenches ``[n_i; f_i]`` are the moment about ``C_i`` and the force;
 * ``B_ij = [[1, 0], [c_ij x 1, 1]]``, ``c_ij = C_j - C_i`` -- twist propagation matrix, so
-  that ``t_i = B_ij t_j + p_i qd_i`` (Eq. 12-13); its transpose carries a wrench at ``C_i``
+  that ``t_i = B_ij t_j + P_i qd_i`` (Eq. 12-13); its transpose carries a wrench at ``C_i``
   to ``C_j``;
-* ``p_i = [e_i; e_i x d_i]`` (revolute, Eq. 13) or ``[0; e_i]`` (prismatic, Eq. 15) -- joint-rate
-  propagation vector; its time derivative is ``Omega_i p_i`` (Eq. 26, for both joint types);
-* ``M_i = [[I_i, 0], [0, m_i 1]]`` -- 6x6 mass matrix about ``C_i`` (Eq. 2) and
-  ``Omega_i = diag(w_i x 1, w_i x 1)`` -- angular-velocity matrix (Eq. 2).
+* ``P_i`` -- the joint-rate propagation vectors of body ``i``'s joint, one 6-vector per velocity
+  (Saha's ``p_i``): ``[e_i; e_i x d_i]`` for a revolute joint (Eq. 13), ``[0; e_i]`` for a
+  prismatic one (Eq. 15), and for the free-flyer root the six columns of a prismatic joint and
+  a revolute joint through ``O_i`` along each base axis (``e = R_i e_k``, k = x, y, z), which
+  makes ``v`` the base velocity in the base frame (Pinocchio's free-flyer). Each column is fixed
+  in its body, so its time derivative is ``Omega_i P_i`` (Eq. 26), ``Omega_i = diag(w_i x 1,
+  w_i x 1)``, for every joint type;
+* ``M_i = [[I_i, 0], [0, m_i 1]]`` -- 6x6 mass matrix about ``C_i`` (Eq. 2).
 
-Arrays carry a leading batch axis ``B`` and a body axis ``n``; the loops run over bodies in
-parents-first order and are vectorised over the batch.
+Inside the kernels 6-vectors are Saha's ``[angular; linear]``; at the public API every 6-vector
+is ``[linear; angular]`` (see :mod:`denoc_ros.spatial`).
+
+``JointModel::calc``, spatial_v2's ``jcalc``): :func:`forward_kinematics` is the one place
+that tells joint types apart (Pinocchio's ``JointModel::calc``, spatial_v2's ``jcalc``): every
+algorithm downstream works with the columns ``P`` and never asks which joint it has.
 """
 
-from typing import NamedTuple, Optional
+import math
 
 import numpy as np
 
-from ..model import PRISMATIC
+from ._compile import all_finite, cross, jit
+from ._packed import (AXIS, COM, GRAVITY, INERTIA, JOINT_TYPE, NV, PARENT, Q0, ROTATED_AXIS,
+                      ROTATION, ROTATION_K, ROTATION_KK, TRANSLATION, V0)
+from ..model import FREE_FLYER, PRISMATIC, REVOLUTE
+
+# Columns of the per-call kinematics buffer ``kin`` (nb, KIN_WIDTH): R_i (9, row-major), O_i,
+# d_i, C_i, the inertia I_i about C_i in base axes (9), and the joint axis e_i = R_i a_i.
+_R, _O, _D, _C, _I, _E = 0, 9, 12, 15, 18, 27
+KIN_WIDTH = 30
+# Columns of the per-call motion buffer ``mot`` (nb, MOT_WIDTH): t_i, t_dot_i, a wrench w_i,
+# and kappa_i (the velocity-product part of t_dot_i).
+_T, _TD, _W, _K = 0, 6, 12, 18
+MOT_WIDTH = 24
+
+# A free-flyer quaternion whose norm differs from 1 by more than this is rejected (InputError);
+# within it, the quaternion is normalised.
+QUATERNION_TOLERANCE = 1e-3
 
 
-class BodyKinematics(NamedTuple):
-    """Per-body kinematic quantities of one call (arrays, leading axes ``(B, n)``)."""
-
-    R: np.ndarray        # (B, n, 3, 3) orientation of body frame i in the base frame
-    origin: np.ndarray   # (B, n, 3) origin O_i of body frame i (on joint i's axis)
-    e: np.ndarray        # (B, n, 3) unit axis e_i of joint i
-    C: np.ndarray        # (B, n, 3) mass centre C_i
-    d: np.ndarray        # (B, n, 3) d_i = C_i - O_i
-    inertia: np.ndarray  # (B, n, 3, 3) inertia tensor I_i about C_i, base-frame axes
-    p: np.ndarray        # (B, n, 6) joint-rate propagation vectors p_i (Eq. 13, 15)
-    t: Optional[np.ndarray] = None  # (B, n, 6) twists t_i = [w_i; v_i] at C_i (Eq. 1, 12)
+@jit
+def configuration_size(ints):
+    """Return nq, the length of a configuration of the packed model."""
+    nb = ints.shape[0]
+    if nb == 0:
+        return 0
+    return ints[nb - 1, Q0] + (7 if ints[nb - 1, JOINT_TYPE] == FREE_FLYER else 1)
 
 
-def skew(a):
-    """Return the cross-product tensor ``a x 1`` of vectors ``a`` (..., 3) -> (..., 3, 3)."""
-    out = np.zeros(a.shape + (3,))
-    out[..., 0, 1] = -a[..., 2]
-    out[..., 0, 2] = a[..., 1]
-    out[..., 1, 0] = a[..., 2]
-    out[..., 1, 2] = -a[..., 0]
-    out[..., 2, 0] = -a[..., 1]
-    out[..., 2, 1] = a[..., 0]
-    return out
+@jit
+def configuration_ok(ints, q):
+    """Return True if ``q`` is finite and a free flyer's quaternion is unit length (tolerance)."""
+    if not all_finite(q):
+        return False
+    if ints.shape[0] > 0 and ints[0, JOINT_TYPE] == FREE_FLYER:
+        k = ints[0, Q0] + 3
+        norm = math.sqrt(q[k] ** 2 + q[k + 1] ** 2 + q[k + 2] ** 2 + q[k + 3] ** 2)
+        return abs(norm - 1.0) <= QUATERNION_TOLERANCE
+    return True
 
 
-def cross(a, b):
-    """Return the cross product of broadcastable vector arrays (..., 3)."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
+@jit(inline=True)
+def free_flyer_rotation(x, y, z, w):
+    """Return the rotation (9, row-major) of the quaternion x y z w, normalised on the way."""
+    s = 2.0 / (x * x + y * y + z * z + w * w)
+    return (1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w),
+            s * (x * y + z * w), 1.0 - s * (x * x + z * z), s * (y * z - x * w),
+            s * (x * z - y * w), s * (y * z + x * w), 1.0 - s * (x * x + y * y))
 
 
-def axis_rotation(axis, angle):
-    """Return rotation matrices (B, 3, 3) about a fixed unit ``axis`` by angles (B,)."""
-    K = skew(np.asarray(axis, dtype=float))
-    s = np.sin(angle)[:, None, None]
-    c = np.cos(angle)[:, None, None]
-    return np.eye(3) + s * K + (1.0 - c) * (K @ K)
+@jit
+def forward_kinematics(ints, reals, q, kin, P, with_inertia):
+    """
+    Fill poses R_i, O_i, d_i, C_i, inertias I_i (optional) and the columns P (Eq. 12-15).
 
-
-def twist_propagation_matrix(c_ij):
-    """Return ``B_ij = [[1, 0], [c_ij x 1, 1]]`` (Saha Eq. 13) for ``c_ij`` (..., 3)."""
-    out = np.zeros(c_ij.shape[:-1] + (6, 6))
-    out[..., :, :] = np.eye(6)
-    out[..., 3:, :3] = skew(c_ij)
-    return out
-
-
-def twist_propagation_rate(c_dot_ij):
-    """Return ``dB_ij/dt = [[0, 0], [c_dot_ij x 1, 0]]`` (time derivative of Saha Eq. 13)."""
-    out = np.zeros(c_dot_ij.shape[:-1] + (6, 6))
-    out[..., 3:, :3] = skew(c_dot_ij)
-    return out
-
-
-def angular_velocity_matrix(w):
-    """Return ``Omega_i = diag(w_i x 1, w_i x 1)`` (Saha Eq. 2) for ``w`` (..., 3)."""
-    out = np.zeros(w.shape[:-1] + (6, 6))
-    W = skew(w)
-    out[..., :3, :3] = W
-    out[..., 3:, 3:] = W
-    return out
-
-
-def propagate_twist(c_ij, t_j):
-    """Return ``B_ij t_j`` (Saha Eq. 12 without the joint term): move a twist from C_j to C_i."""
-    v_i = t_j[..., 3:] + cross(c_ij, t_j[..., :3])
-    return np.concatenate((np.broadcast_to(t_j[..., :3], v_i.shape), v_i), axis=-1)
-
-
-def propagate_wrench(c_ij, w_i):
-    """Return ``B_ij^T w_i`` (Saha Eq. 30): move a wrench [n; f] from C_i to C_j."""
-    n_j = w_i[..., :3] - cross(c_ij, w_i[..., 3:])
-    return np.concatenate((n_j, np.broadcast_to(w_i[..., 3:], n_j.shape)), axis=-1)
-
-
-def mass_matrices(model, kin):
-    """Return the 6x6 body mass matrices ``M_i`` about ``C_i`` (Saha Eq. 2), (B, n, 6, 6)."""
-    batch, n = kin.C.shape[:2]
-    M = np.zeros((batch, n, 6, 6))
-    M[:, :, :3, :3] = kin.inertia
-    M[:, :, 3:, 3:] = model.mass[None, :, None, None] * np.eye(3)
-    return M
-
-
-def body_kinematics(model, q, qd=None):
-    """Return poses, joint-rate propagation vectors p_i and twists t_i (Saha Eq. 12-15)."""
-    batch, n = q.shape
-    R = np.empty((batch, n, 3, 3))
-    origin = np.empty((batch, n, 3))
-    for i in range(n):
-        Rj, xj, a = model.joint_rotation[i], model.joint_translation[i], model.axis[i]
-        if model.joint_type[i] == PRISMATIC:
-            R_local = np.broadcast_to(Rj, (batch, 3, 3))
-            x_local = xj + q[:, i, None] * (Rj @ a)
+    The joint-type dispatch: the pose of body ``i`` in its parent is ``L = J Rot(a, q_i)``,
+    origin ``x`` (revolute), ``L = J``, ``x = x_J + q_i J a`` (prismatic), or the quaternion's
+    rotation and the position ``q[0:3]`` (free flyer; parent: the world); the columns ``P``
+    are written at the end of the body's step.
+    """
+    # ``kin`` is indexed directly with the column offsets rather than through views: the
+    # compiler then sees that the stores do not alias (about 30 % faster).
+    nb = ints.shape[0]
+    # Only body 0 can be a free flyer (RobotModel checks it): then every other body's position
+    # and velocity come 6 entries later in q and v than its index.
+    floating = nb > 0 and ints[0, JOINT_TYPE] == FREE_FLYER
+    shift = 6 if floating else 0
+    for i in range(nb):
+        joint = ints[i, JOINT_TYPE]
+        if joint == FREE_FLYER:
+            L0, L1, L2, L3, L4, L5, L6, L7, L8 = free_flyer_rotation(q[3], q[4], q[5], q[6])
+            x0, x1, x2 = q[0], q[1], q[2]
         else:
-            R_local = Rj @ axis_rotation(a, q[:, i])
-            x_local = np.broadcast_to(xj, (batch, 3))
-        k = model.parent[i]
+            qi = q[i + shift]
+            x0, x1, x2 = (reals[i, TRANSLATION], reals[i, TRANSLATION + 1],
+                          reals[i, TRANSLATION + 2])
+            if joint == PRISMATIC:
+                s, v = 0.0, 0.0
+                x0 += qi * reals[i, ROTATED_AXIS]
+                x1 += qi * reals[i, ROTATED_AXIS + 1]
+                x2 += qi * reals[i, ROTATED_AXIS + 2]
+            else:
+                # L = J Rot(a, q) = J + sin q J K + (1 - cos q) J K^2, K = a x 1 (Rodrigues).
+                s, v = math.sin(qi), 1.0 - math.cos(qi)
+            L0 = reals[i, ROTATION] + s * reals[i, ROTATION_K] + v * reals[i, ROTATION_KK]
+            L1 = (reals[i, ROTATION + 1] + s * reals[i, ROTATION_K + 1]
+                  + v * reals[i, ROTATION_KK + 1])
+            L2 = (reals[i, ROTATION + 2] + s * reals[i, ROTATION_K + 2]
+                  + v * reals[i, ROTATION_KK + 2])
+            L3 = (reals[i, ROTATION + 3] + s * reals[i, ROTATION_K + 3]
+                  + v * reals[i, ROTATION_KK + 3])
+            L4 = (reals[i, ROTATION + 4] + s * reals[i, ROTATION_K + 4]
+                  + v * reals[i, ROTATION_KK + 4])
+            L5 = (reals[i, ROTATION + 5] + s * reals[i, ROTATION_K + 5]
+                  + v * reals[i, ROTATION_KK + 5])
+            L6 = (reals[i, ROTATION + 6] + s * reals[i, ROTATION_K + 6]
+                  + v * reals[i, ROTATION_KK + 6])
+            L7 = (reals[i, ROTATION + 7] + s * reals[i, ROTATION_K + 7]
+                  + v * reals[i, ROTATION_KK + 7])
+            L8 = (reals[i, ROTATION + 8] + s * reals[i, ROTATION_K + 8]
+                  + v * reals[i, ROTATION_KK + 8])
+        k = ints[i, PARENT]
         if k < 0:
-            R[:, i] = R_local
-            origin[:, i] = x_local
+            kin[i, _R + 0], kin[i, _R + 1], kin[i, _R + 2] = L0, L1, L2
+            kin[i, _R + 3], kin[i, _R + 4], kin[i, _R + 5] = L3, L4, L5
+            kin[i, _R + 6], kin[i, _R + 7], kin[i, _R + 8] = L6, L7, L8
+            kin[i, _O + 0], kin[i, _O + 1], kin[i, _O + 2] = x0, x1, x2
         else:
-            R[:, i] = R[:, k] @ R_local
-            origin[:, i] = origin[:, k] + np.einsum('bij,bj->bi', R[:, k], x_local)
-    e = np.einsum('bnij,nj->bni', R, model.axis)
-    d = np.einsum('bnij,nj->bni', R, model.com)
-    C = origin + d
-    inertia = R @ model.inertia[None] @ np.swapaxes(R, -1, -2)
-    prismatic = (model.joint_type == PRISMATIC)[None, :, None]
-    p = np.concatenate((np.where(prismatic, 0.0, e), np.where(prismatic, e, cross(e, d))),
-                       axis=-1)
-    kin = BodyKinematics(R=R, origin=origin, e=e, C=C, d=d, inertia=inertia, p=p)
-    if qd is None:
-        return kin
-    return kin._replace(t=twists(model, kin, qd))
+            for r in range(3):
+                K0, K1, K2 = kin[k, _R + 3 * r], kin[k, _R + 3 * r + 1], kin[k, _R + 3 * r + 2]
+                kin[i, _R + 3 * r] = K0 * L0 + K1 * L3 + K2 * L6
+                kin[i, _R + 3 * r + 1] = K0 * L1 + K1 * L4 + K2 * L7
+                kin[i, _R + 3 * r + 2] = K0 * L2 + K1 * L5 + K2 * L8
+                kin[i, _O + r] = kin[k, _O + r] + K0 * x0 + K1 * x1 + K2 * x2
+        m0, m1, m2 = reals[i, COM], reals[i, COM + 1], reals[i, COM + 2]
+        a0, a1, a2 = reals[i, AXIS], reals[i, AXIS + 1], reals[i, AXIS + 2]
+        for r in range(3):
+            R0, R1, R2 = kin[i, _R + 3 * r], kin[i, _R + 3 * r + 1], kin[i, _R + 3 * r + 2]
+            kin[i, _D + r] = R0 * m0 + R1 * m1 + R2 * m2
+            kin[i, _C + r] = kin[i, _O + r] + kin[i, _D + r]
+            kin[i, _E + r] = R0 * a0 + R1 * a1 + R2 * a2
+        # I_i = R Ib R^T, Ib the inertia about C_i in body axes (symmetric: 6 entries).
+        if with_inertia:
+            for r in range(3):
+                R0, R1, R2 = kin[i, _R + 3 * r], kin[i, _R + 3 * r + 1], kin[i, _R + 3 * r + 2]
+                y0 = (R0 * reals[i, INERTIA] + R1 * reals[i, INERTIA + 3]
+                      + R2 * reals[i, INERTIA + 6])
+                y1 = (R0 * reals[i, INERTIA + 1] + R1 * reals[i, INERTIA + 4]
+                      + R2 * reals[i, INERTIA + 7])
+                y2 = (R0 * reals[i, INERTIA + 2] + R1 * reals[i, INERTIA + 5]
+                      + R2 * reals[i, INERTIA + 8])
+                for col in range(r, 3):
+                    value = (y0 * kin[i, _R + 3 * col] + y1 * kin[i, _R + 3 * col + 1]
+                             + y2 * kin[i, _R + 3 * col + 2])
+                    kin[i, _I + 3 * r + col] = value
+                    kin[i, _I + 3 * col + r] = value
+        # The columns P of the joint (Saha Eq. 13, 15): [e; e x d] (revolute), [0; e]
+        # (prismatic); the free flyer: [0; e_k] then [e_k; e_k x d], e_k = R_i's columns.
+        e0, e1, e2 = kin[i, _E], kin[i, _E + 1], kin[i, _E + 2]
+        d0, d1, d2 = kin[i, _D], kin[i, _D + 1], kin[i, _D + 2]
+        if joint == REVOLUTE:
+            a = i + shift
+            P[a, 0], P[a, 1], P[a, 2] = e0, e1, e2
+            P[a, 3], P[a, 4], P[a, 5] = cross(e0, e1, e2, d0, d1, d2)
+        elif joint == PRISMATIC:
+            a = i + shift
+            P[a, 0], P[a, 1], P[a, 2] = 0.0, 0.0, 0.0
+            P[a, 3], P[a, 4], P[a, 5] = e0, e1, e2
+        else:
+            for c in range(3):
+                e0, e1, e2 = kin[i, _R + c], kin[i, _R + 3 + c], kin[i, _R + 6 + c]
+                P[c, 0], P[c, 1], P[c, 2] = 0.0, 0.0, 0.0
+                P[c, 3], P[c, 4], P[c, 5] = e0, e1, e2
+                P[3 + c, 0], P[3 + c, 1], P[3 + c, 2] = e0, e1, e2
+                P[3 + c, 3], P[3 + c, 4], P[3 + c, 5] = cross(e0, e1, e2, d0, d1, d2)
 
 
-def twists(model, kin, qd):
-    """Return the twists ``t_i = B_ij t_j + p_i qd_i`` at the mass centres (Saha Eq. 12)."""
-    batch, n = qd.shape
-    t = np.empty((batch, n, 6))
-    for i in range(n):
-        k = model.parent[i]
-        t[:, i] = kin.p[:, i] * qd[:, i, None]
+@jit
+def twists(ints, kin, P, qd, t):
+    """Fill the twists ``t_i = B_ik t_k + P_i qd_i`` at the mass centres (Saha Eq. 12)."""
+    for i in range(ints.shape[0]):
+        k = ints[i, PARENT]
+        # Accumulate in locals: the compiler cannot tell that t, P and qd do not overlap.
+        t0 = t1 = t2 = t3 = t4 = t5 = 0.0
+        for b in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
+            s = qd[b]
+            t0 += P[b, 0] * s
+            t1 += P[b, 1] * s
+            t2 += P[b, 2] * s
+            t3 += P[b, 3] * s
+            t4 += P[b, 4] * s
+            t5 += P[b, 5] * s
         if k >= 0:
-            t[:, i] += propagate_twist(kin.C[:, k] - kin.C[:, i], t[:, k])
-    return t
+            w0, w1, w2 = t[k, 0], t[k, 1], t[k, 2]
+            x0, x1, x2 = cross(kin[k, _C] - kin[i, _C], kin[k, _C + 1] - kin[i, _C + 1],
+                               kin[k, _C + 2] - kin[i, _C + 2], w0, w1, w2)
+            t0 += w0
+            t1 += w1
+            t2 += w2
+            t3 += t[k, 3] + x0
+            t4 += t[k, 4] + x1
+            t5 += t[k, 5] + x2
+        t[i, 0], t[i, 1], t[i, 2], t[i, 3], t[i, 4], t[i, 5] = t0, t1, t2, t3, t4, t5
 
 
-def ancestors(model):
-    """Return, per body ``i``, the int array ``[i, parent(i), ...]`` of its ancestors-or-self."""
-    out = []
-    for i in range(model.dof):
-        chain = [i]
-        while model.parent[chain[-1]] >= 0:
-            chain.append(int(model.parent[chain[-1]]))
-        out.append(np.array(chain, dtype=np.int64))
-    return out
+@jit
+def velocity_products(ints, kin, P, qd, t, kappa):
+    """Fill ``kappa_i = B_dot_ik t_k + Omega_i P_i qd_i`` (Saha Eq. 12, differentiated)."""
+    for i in range(ints.shape[0]):
+        w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
+        for r in range(6):
+            kappa[i, r] = 0.0
+        for b in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
+            u0, u1, u2 = cross(w0, w1, w2, P[b, 0], P[b, 1], P[b, 2])
+            v0, v1, v2 = cross(w0, w1, w2, P[b, 3], P[b, 4], P[b, 5])
+            kappa[i, 0] += u0 * qd[b]
+            kappa[i, 1] += u1 * qd[b]
+            kappa[i, 2] += u2 * qd[b]
+            kappa[i, 3] += v0 * qd[b]
+            kappa[i, 4] += v1 * qd[b]
+            kappa[i, 5] += v2 * qd[b]
+        k = ints[i, PARENT]
+        if k >= 0:
+            x0, x1, x2 = cross(t[k, 3] - t[i, 3], t[k, 4] - t[i, 4], t[k, 5] - t[i, 5],
+                               t[k, 0], t[k, 1], t[k, 2])
+            kappa[i, 3] += x0
+            kappa[i, 4] += x1
+            kappa[i, 5] += x2
+
+
+@jit
+def twist_rates(ints, reals, kin, P, t, qd, qdd, gscale, t_dot):
+    """Fill ``t_dot_i = B_ik t_dot_k + B_dot_ik t_k + P_i qdd_i + Omega_i P_i qd_i`` (Eq. 12)."""
+    nb = ints.shape[0]
+    g0, g1, g2 = (gscale * reals[nb, GRAVITY], gscale * reals[nb, GRAVITY + 1],
+                  gscale * reals[nb, GRAVITY + 2])
+    for i in range(nb):
+        k = ints[i, PARENT]
+        w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
+        if k < 0:
+            # The base's fictitious acceleration [0; -g].
+            a0, a1, a2, a3, a4, a5 = 0.0, 0.0, 0.0, -g0, -g1, -g2
+        else:
+            c0, c1, c2 = (kin[k, _C] - kin[i, _C], kin[k, _C + 1] - kin[i, _C + 1],
+                          kin[k, _C + 2] - kin[i, _C + 2])
+            a0, a1, a2 = t_dot[k, 0], t_dot[k, 1], t_dot[k, 2]
+            x0, x1, x2 = cross(c0, c1, c2, a0, a1, a2)
+            y0, y1, y2 = cross(t[k, 3] - t[i, 3], t[k, 4] - t[i, 4], t[k, 5] - t[i, 5],
+                               t[k, 0], t[k, 1], t[k, 2])
+            a3 = t_dot[k, 3] + x0 + y0
+            a4 = t_dot[k, 4] + x1 + y1
+            a5 = t_dot[k, 5] + x2 + y2
+        for b in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
+            u0, u1, u2 = cross(w0, w1, w2, P[b, 0], P[b, 1], P[b, 2])
+            v0, v1, v2 = cross(w0, w1, w2, P[b, 3], P[b, 4], P[b, 5])
+            acc, rate = qdd[b], qd[b]
+            a0 += P[b, 0] * acc + u0 * rate
+            a1 += P[b, 1] * acc + u1 * rate
+            a2 += P[b, 2] * acc + u2 * rate
+            a3 += P[b, 3] * acc + v0 * rate
+            a4 += P[b, 4] * acc + v1 * rate
+            a5 += P[b, 5] * acc + v2 * rate
+        t_dot[i, 0], t_dot[i, 1], t_dot[i, 2] = a0, a1, a2
+        t_dot[i, 3], t_dot[i, 4], t_dot[i, 5] = a3, a4, a5
+
+
+@jit
+def body_states_batch(ints, reals, q, qd, R, C, t):
+    """Write each body's orientation R (B, nb, 9), mass centre C (B, nb, 3), twist t (B, nb, 6)."""
+    nb, nv = ints.shape[0], qd.shape[1]
+    kin, P = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6))
+    for b in range(q.shape[0]):
+        forward_kinematics(ints, reals, q[b], kin, P, False)
+        twists(ints, kin, P, qd[b], t[b])
+        for i in range(nb):
+            for r in range(9):
+                R[b, i, r] = kin[i, _R + r]
+            for r in range(3):
+                C[b, i, r] = kin[i, _C + r]
+
+
+@jit
+def frame_pose_batch(ints, reals, q, body, frame, R, p):
+    """Write the pose R (B, 3, 3), p (B, 3) of a frame on ``body`` (-1: the base)."""
+    nb = ints.shape[0]
+    nv = ints[nb - 1, V0] + ints[nb - 1, NV] if nb else 0
+    kin, P = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6))
+    for b in range(q.shape[0]):
+        if body < 0:
+            for r in range(3):
+                for c in range(3):
+                    R[b, r, c] = frame[3 * r + c]
+                p[b, r] = frame[9 + r]
+            continue
+        forward_kinematics(ints, reals, q[b], kin, P, False)
+        for r in range(3):
+            for c in range(3):
+                R[b, r, c] = (kin[body, _R + 3 * r] * frame[c] + kin[body, _R + 3 * r + 1]
+                              * frame[3 + c] + kin[body, _R + 3 * r + 2] * frame[6 + c])
+            p[b, r] = (kin[body, _O + r] + kin[body, _R + 3 * r] * frame[9]
+                       + kin[body, _R + 3 * r + 1] * frame[10]
+                       + kin[body, _R + 3 * r + 2] * frame[11])

@@ -15,7 +15,7 @@
 """
 Joint reaction wrenches: the full force and moment each joint transmits from parent to child.
 
-The DeNOC backward pass (Saha Eq. 30, :mod:`.inverse_dynamics`) already holds them: the
+The DeNOC backward pass (Saha Eq. 30, :mod:`.rnea`) already holds them: the
 resultant wrench ``w~_i = [n~_i; f~_i]`` of the composite body (the subtree rooted at body
 ``i``), at the mass centre ``C_i`` in base-frame axes, is the wrench that the parent applies
 through joint ``i`` -- the inertia wrenches of the subtree, its weights (gravity enters as the
@@ -33,9 +33,8 @@ components are carried by the bearings.
 
 import numpy as np
 
-from ._state import finish, prepare
-from .inverse_dynamics import body_wrenches, external_wrenches, resultant_wrenches, twist_rates
-from .kinematics import body_kinematics, cross
+from ._state import finish, kernel_arrays, prepare
+from .rnea import reaction_wrenches_batch
 from ..errors import InputError
 
 FRAMES = ('joint', 'base')
@@ -58,16 +57,8 @@ def joint_reaction_wrenches(model, q, qd, qdd, f_ext=None, frame='joint'):
         raise InputError(f'frame must be one of {", ".join(repr(f) for f in FRAMES)}, '
                          f'got {frame!r}')
     batch, (q, qd, qdd), f_ext = prepare(model, (('q', q), ('qd', qd), ('qdd', qdd)), f_ext)
-    kin = body_kinematics(model, q, qd)
-    wrench = body_wrenches(model, kin, twist_rates(model, kin, qd, qdd, model.gravity))
-    if f_ext is not None:
-        wrench -= external_wrenches(kin, f_ext)
-    w_tilde = resultant_wrenches(model, kin, wrench)
-    force = w_tilde[..., 3:]
-    moment = w_tilde[..., :3] + cross(kin.d, force)
-    out = np.concatenate((force, moment), axis=-1)
-    if frame == 'joint':
-        R_T = np.swapaxes(kin.R, -1, -2)
-        out[..., :3] = np.einsum('bnij,bnj->bni', R_T, force)
-        out[..., 3:] = np.einsum('bnij,bnj->bni', R_T, moment)
+    (q, qd, qdd), f_ext = kernel_arrays(model, (q, qd, qdd), f_ext)
+    pk = model.packed
+    out = np.empty((q.shape[0], pk.nb, 6))
+    reaction_wrenches_batch(pk.ints, pk.reals, q, qd, qdd, f_ext, frame == 'joint', out)
     return finish(batch, out, 'joint_reaction_wrenches')

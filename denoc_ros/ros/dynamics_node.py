@@ -51,7 +51,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ._main import spin_node
 from .conversions import all_finite, JointMap
 from .. import dynamics
-from ..cartesian import cartesian_dynamics
+from ..dynamics import cartesian_dynamics
 from ..description import read_description
 from ..errors import DenocError, InputError
 from ..feedforward import EVALUATE_AT, feedforward_terms, predict

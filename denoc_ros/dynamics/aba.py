@@ -1,0 +1,391 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Forward dynamics: the O(n) articulated-body recursion, and the Cholesky cross-check.
+
+:func:`forward_dynamics` is the articulated-body form of Saha's recursive forward dynamics (the
+UDU^T decomposition of the GIM ``I = N_d^T N_l^T M N_l N_d`` of Eq. 21, done body by body), in
+the DeNOC quantities at the mass centres. Backward pass, children before parents, with the
+articulated mass matrix ``M^_i`` (``M_i`` plus what the children pass up) and bias wrench
+``eta^_i``; for a joint with one velocity::
+
+    psi_i = M^_i p_i,   m^_i = p_i^T psi_i,   phi_i = tau_i - p_i^T eta^_i
+    M^_k   += B_ik^T (M^_i - psi_i psi_i^T / m^_i) B_ik                  (k = parent of i)
+    eta^_k += B_ik^T (eta^_i + (M^_i - psi_i psi_i^T / m^_i) kappa_i + psi_i phi_i / m^_i)
+
+with ``eta_i = Omega_i M_i E_i t_i - w^E_i`` (Eq. 7-8 and the external wrench) and
+``kappa_i = B_dot_ik t_k + Omega_i P_i qd_i`` the velocity-product part of the twist rate
+(Eq. 12 differentiated). Forward pass, parents first, from the base's fictitious acceleration
+``[0; -g]``::
+
+    qdd_i   = (phi_i - psi_i^T (B_ik t_dot_k + kappa_i)) / m^_i
+    t_dot_i = B_ik t_dot_k + kappa_i + p_i qdd_i
+
+A joint with several velocities (the free-flyer root: six) has the matrix ``D_i = P_i^T M^_i
+P_i`` in place of ``m^_i``; it is factored as ``L diag(d) L^T`` (unit lower ``L``, no square
+roots), and with ``W_i = M^_i P_i L^-T`` and ``y_i = L^-1 phi_i`` the updates are the sums of
+the one-velocity updates over the columns of ``W_i``: the same code serves both.
+
+:func:`forward_dynamics_cholesky` solves ``M qdd = tau - (C qd + g - sum J^T f)`` with the
+mass matrix of Eq. 24 and the bias of Eq. 30 by a Cholesky factorisation, O(n^3).
+:func:`prediction_one` integrates Craig's state-space form ``[q; qd]' = [qd; FD]`` by
+classical Runge-Kutta in one compiled call (the node's ``~/prediction``).
+"""
+
+import math
+
+import numpy as np
+
+from . import _compile as K
+from ._compile import all_finite, cross, jit, mat6_vec
+from ._packed import MASS, NV, PARENT, V0
+from ._state import finish, kernel_arrays, prepare
+from .crba import mass_matrix_batch
+from .kinematics import (_C, _I, _K, _T, _TD, _W, configuration_ok, configuration_size,
+                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists, velocity_products)
+from .rnea import inverse_dynamics_batch, NO_WRENCH, subtract_external_wrench
+from ..errors import InputError
+
+__all__ = ['forward_dynamics', 'forward_dynamics_cholesky']
+
+# Columns of the per-velocity buffer ``ab`` (nv, AB_WIDTH): W (= psi for one velocity), y
+# (= phi), d (= m^), and the row of the unit lower factor L within the joint.
+_PSI, _PHI, _MHAT, _L = 0, 6, 7, 8
+AB_WIDTH = 14
+
+
+@jit
+def congruence_add(A, c0, c1, c2, T, out):
+    """Add ``B^T A B`` to the 6x6 ``out``, ``B = [[1, 0], [c x 1, 1]]`` (Saha Eq. 13, 23b)."""
+    # T = A B: T[r, :3] = A[r, :3] + A[r, 3:] x c, T[r, 3:] = A[r, 3:].
+    for r in range(6):
+        x0, x1, x2 = cross(A[r, 3], A[r, 4], A[r, 5], c0, c1, c2)
+        T[r, 0] = A[r, 0] + x0
+        T[r, 1] = A[r, 1] + x1
+        T[r, 2] = A[r, 2] + x2
+        T[r, 3] = A[r, 3]
+        T[r, 4] = A[r, 4]
+        T[r, 5] = A[r, 5]
+    # out += B^T T: column-wise wrench moves.
+    for col in range(6):
+        x0, x1, x2 = cross(T[3, col], T[4, col], T[5, col], c0, c1, c2)
+        out[0, col] += T[0, col] + x0
+        out[1, col] += T[1, col] + x1
+        out[2, col] += T[2, col] + x2
+        out[3, col] += T[3, col]
+        out[4, col] += T[4, col]
+        out[5, col] += T[5, col]
+
+
+@jit
+def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T, ab, qdd):
+    """Write ``qdd`` by the O(n) articulated-body (UDU^T) recursion; return a status."""
+    nb = ints.shape[0]
+    forward_kinematics(ints, reals, q, kin, P, True)
+    t, t_dot, eta, kappa = mot[:, _T:_T + 6], mot[:, _TD:_TD + 6], mot[:, _W:_W + 6], \
+        mot[:, _K:_K + 6]
+    twists(ints, kin, P, qd, t)
+    velocity_products(ints, kin, P, qd, t, kappa)
+    inertia = kin[:, _I:_I + 9]
+    for i in range(nb):
+        # M^_i = M_i = [[I_i, 0], [0, m_i 1]] (Eq. 2) before the children add theirs.
+        for r in range(3):
+            for col in range(3):
+                M_hat[i, r, col] = inertia[i, 3 * r + col]
+                M_hat[i, r, 3 + col] = 0.0
+                M_hat[i, 3 + r, col] = 0.0
+                M_hat[i, 3 + r, 3 + col] = reals[i, MASS] if r == col else 0.0
+        # eta_i = Omega_i M_i E_i t_i - w^E_i (Eq. 7-8 and the external wrench).
+        w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
+        Iw0 = inertia[i, 0] * w0 + inertia[i, 1] * w1 + inertia[i, 2] * w2
+        Iw1 = inertia[i, 3] * w0 + inertia[i, 4] * w1 + inertia[i, 5] * w2
+        Iw2 = inertia[i, 6] * w0 + inertia[i, 7] * w1 + inertia[i, 8] * w2
+        eta[i, 0], eta[i, 1], eta[i, 2] = cross(w0, w1, w2, Iw0, Iw1, Iw2)
+        eta[i, 3], eta[i, 4], eta[i, 5] = 0.0, 0.0, 0.0
+        if fext.shape[0] > 0:
+            subtract_external_wrench(kin, fext, i, eta)
+    psi = ab[:, _PSI:_PSI + 6]
+    singular = -1
+    for i in range(nb - 1, -1, -1):
+        Mi = M_hat[i]
+        v0, m = ints[i, V0], ints[i, NV]
+        largest = 0.0
+        for r in range(6):
+            for col in range(6):
+                largest = max(largest, abs(Mi[r, col]))
+        for a in range(v0, v0 + m):
+            # psi_a = M^_i p_a, phi_a = tau_a - p_a^T eta^_i; then D = L diag(d) L^T row by row,
+            # W_a = psi_a - sum_c L_ac W_c and y_a = phi_a - sum_c L_ac y_c (c < a).
+            psi[a, 0], psi[a, 1], psi[a, 2], psi[a, 3], psi[a, 4], psi[a, 5] = \
+                mat6_vec(Mi, P[a])
+            phi = tau[a]
+            for r in range(6):
+                phi -= P[a, r] * eta[i, r]
+            d = 0.0
+            for r in range(6):
+                d += P[a, r] * psi[a, r]
+            for c in range(v0, a):
+                s = 0.0
+                for r in range(6):
+                    s += P[a, r] * psi[c, r]  # psi_c is already W_c: p_a^T W_c = (D L^-T)_ac
+                ab[a, _L + c - v0] = s / ab[c, _MHAT]
+                d -= s * ab[a, _L + c - v0]
+            for c in range(v0, a):
+                lac = ab[a, _L + c - v0]
+                phi -= lac * ab[c, _PHI]
+                for r in range(6):
+                    psi[a, r] -= lac * psi[c, r]
+            if not d > 1e-12 * largest:
+                singular = a
+                break
+            ab[a, _MHAT] = d
+            ab[a, _PHI] = phi
+        if singular >= 0:
+            break
+        k = ints[i, PARENT]
+        if k >= 0:
+            # M_bar = M^_i - sum_a W_a W_a^T / d_a; eta_bar = eta^_i + M_bar kappa_i
+            # + sum_a W_a y_a / d_a.
+            for a in range(v0, v0 + m):
+                for r in range(6):
+                    u = psi[a, r] / ab[a, _MHAT]
+                    for col in range(6):
+                        Mi[r, col] -= u * psi[a, col]
+            e0, e1, e2, e3, e4, e5 = mat6_vec(Mi, kappa[i])
+            e0 += eta[i, 0]
+            e1 += eta[i, 1]
+            e2 += eta[i, 2]
+            e3 += eta[i, 3]
+            e4 += eta[i, 4]
+            e5 += eta[i, 5]
+            for a in range(v0, v0 + m):
+                s = ab[a, _PHI] / ab[a, _MHAT]
+                e0 += psi[a, 0] * s
+                e1 += psi[a, 1] * s
+                e2 += psi[a, 2] * s
+                e3 += psi[a, 3] * s
+                e4 += psi[a, 4] * s
+                e5 += psi[a, 5] * s
+            c0, c1, c2 = kin[k, _C] - kin[i, _C], kin[k, _C + 1] - kin[i, _C + 1], \
+                kin[k, _C + 2] - kin[i, _C + 2]
+            # M^_k += B_ik^T M_bar B_ik, eta^_k += B_ik^T eta_bar.
+            congruence_add(Mi, c0, c1, c2, T, M_hat[k])
+            x0, x1, x2 = cross(c0, c1, c2, e3, e4, e5)
+            eta[k, 0] += e0 - x0
+            eta[k, 1] += e1 - x1
+            eta[k, 2] += e2 - x2
+            eta[k, 3] += e3
+            eta[k, 4] += e4
+            eta[k, 5] += e5
+    if singular >= 0:
+        return K.SINGULAR + singular
+    g0, g1, g2 = reals[nb, 0], reals[nb, 1], reals[nb, 2]
+    for i in range(nb):
+        # a = B_ik t_dot_k + kappa_i (base: [0; -g]); qdd = L^-T ((y - W^T a) / d).
+        k = ints[i, PARENT]
+        if k < 0:
+            a0, a1, a2, a3, a4, a5 = 0.0, 0.0, 0.0, -g0, -g1, -g2
+        else:
+            x0, x1, x2 = cross(kin[k, _C] - kin[i, _C], kin[k, _C + 1] - kin[i, _C + 1],
+                               kin[k, _C + 2] - kin[i, _C + 2],
+                               t_dot[k, 0], t_dot[k, 1], t_dot[k, 2])
+            a0, a1, a2 = t_dot[k, 0], t_dot[k, 1], t_dot[k, 2]
+            a3, a4, a5 = t_dot[k, 3] + x0, t_dot[k, 4] + x1, t_dot[k, 5] + x2
+        a0 += kappa[i, 0]
+        a1 += kappa[i, 1]
+        a2 += kappa[i, 2]
+        a3 += kappa[i, 3]
+        a4 += kappa[i, 4]
+        a5 += kappa[i, 5]
+        v0, m = ints[i, V0], ints[i, NV]
+        for a in range(v0, v0 + m):
+            qdd[a] = (ab[a, _PHI] - (psi[a, 0] * a0 + psi[a, 1] * a1 + psi[a, 2] * a2
+                                     + psi[a, 3] * a3 + psi[a, 4] * a4 + psi[a, 5] * a5)) \
+                / ab[a, _MHAT]
+        for a in range(v0 + m - 1, v0 - 1, -1):
+            for c in range(a + 1, v0 + m):
+                qdd[a] -= ab[c, _L + a - v0] * qdd[c]
+        for a in range(v0, v0 + m):
+            x = qdd[a]
+            a0 += P[a, 0] * x
+            a1 += P[a, 1] * x
+            a2 += P[a, 2] * x
+            a3 += P[a, 3] * x
+            a4 += P[a, 4] * x
+            a5 += P[a, 5] * x
+        t_dot[i, 0], t_dot[i, 1], t_dot[i, 2] = a0, a1, a2
+        t_dot[i, 3], t_dot[i, 4], t_dot[i, 5] = a3, a4, a5
+    return K.OK
+
+
+@jit
+def forward_dynamics_one(ints, reals, q, qd, tau, fext, out):
+    """Write ``qdd`` (O(n), Saha's UDU^T) of one state into ``out``; return a status."""
+    nb, nv = ints.shape[0], out.shape[0]
+    if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
+            and tau.shape[0] == nv
+            and (fext.shape[0] == 0 or (fext.shape[0] == nb and fext.shape[1] == 6))
+            and configuration_ok(ints, q) and all_finite(qd) and all_finite(tau)
+            and all_finite(fext)):
+        return K.BAD_INPUT
+    status = articulated_body_state(ints, reals, q, qd, tau, fext, np.empty((nb, KIN_WIDTH)),
+                                    np.empty((nv, 6)), np.empty((nb, MOT_WIDTH)),
+                                    np.empty((nb, 6, 6)), np.empty((6, 6)),
+                                    np.empty((nv, AB_WIDTH)), out)
+    if status != K.OK:
+        return status
+    return K.OK if all_finite(out) else K.BAD_OUTPUT
+
+
+@jit
+def forward_dynamics_batch(ints, reals, q, qd, tau, fext, out):
+    """Write ``qdd`` of each row of (B, ...) states into ``out``; the singular joint wins."""
+    nb, nv = ints.shape[0], out.shape[1]
+    kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
+    M_hat, T, ab = np.empty((nb, 6, 6)), np.empty((6, 6)), np.empty((nv, AB_WIDTH))
+    singular = -1
+    for b in range(q.shape[0]):
+        status = articulated_body_state(ints, reals, q[b], qd[b], tau[b],
+                                        fext[b] if fext.shape[0] > 0 else NO_WRENCH, kin, P,
+                                        mot, M_hat, T, ab, out[b])
+        if status != K.OK:
+            singular = max(singular, status - K.SINGULAR)
+    if singular >= 0:
+        return K.SINGULAR + singular
+    return K.OK if all_finite(out) else K.BAD_OUTPUT
+
+
+@jit
+def prediction_one(ints, reals, q, qd, tau, horizon, steps, out):
+    """
+    Write the state after ``horizon`` s under constant ``tau`` into ``out`` (3, n): q, qd, qdd.
+
+    ``steps`` classical Runge-Kutta steps of ``horizon / steps`` on Craig's state-space form
+    ``[q; qd]' = [qd; FD(q, qd, tau)]`` (the scheme of :func:`denoc_ros.simulation.rk4`), then
+    ``qdd = FD`` at the end state. Fixed-base models only (``q`` and ``qd`` of one length).
+    Returns a status (``SINGULAR + i`` from the forward dynamics).
+    """
+    nb, n = ints.shape[0], out.shape[1]
+    if not (configuration_size(ints) == n and q.shape[0] == n and qd.shape[0] == n
+            and tau.shape[0] == n and out.shape[0] == 3 and steps >= 0
+            and math.isfinite(horizon) and all_finite(q) and all_finite(qd)
+            and all_finite(tau)):
+        return K.BAD_INPUT
+    kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((n, 6)), np.empty((nb, MOT_WIDTH))
+    M_hat, T, ab = np.empty((nb, 6, 6)), np.empty((6, 6)), np.empty((n, AB_WIDTH))
+    # Rows: x, v, then the stages x2, v2, x3, v3, x4, v4 and accelerations a1 .. a4.
+    w = np.empty((12, n))
+    x, v = w[0], w[1]
+    x2, v2, x3, v3, x4, v4 = w[2], w[3], w[4], w[5], w[6], w[7]
+    a1, a2, a3, a4 = w[8], w[9], w[10], w[11]
+    x[:] = q
+    v[:] = qd
+    h = horizon / steps if steps > 0 else 0.0
+    stages = ((x, v, a1, 0.0), (x2, v2, a2, 0.5 * h), (x3, v3, a3, 0.5 * h), (x4, v4, a4, h))
+    for _ in range(steps):
+        # Stage k starts from [x; v] + c_k h * (the previous stage's [v; a]), c = 0, 1/2, 1/2, 1.
+        for k in range(4):
+            xs, vs, acc, step = stages[k]
+            if k > 0:
+                v_prev, a_prev = stages[k - 1][1], stages[k - 1][2]
+                for i in range(n):
+                    xs[i] = x[i] + step * v_prev[i]
+                    vs[i] = v[i] + step * a_prev[i]
+            status = articulated_body_state(ints, reals, xs, vs, tau, NO_WRENCH, kin, P, mot,
+                                            M_hat, T, ab, acc)
+            if status != K.OK:
+                return status
+        for i in range(n):
+            x[i] = x[i] + h / 6.0 * (v[i] + 2.0 * v2[i] + 2.0 * v3[i] + v4[i])
+            v[i] = v[i] + h / 6.0 * (a1[i] + 2.0 * a2[i] + 2.0 * a3[i] + a4[i])
+    out[0, :] = x
+    out[1, :] = v
+    status = articulated_body_state(ints, reals, x, v, tau, NO_WRENCH, kin, P, mot, M_hat, T, ab,
+                                    out[2])
+    if status != K.OK:
+        return status
+    return K.OK if all_finite(out) else K.BAD_OUTPUT
+
+
+_nd, _F8, _VEC, _WRENCHES = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES, K.WRENCH_STRIDES
+_forward_dynamics_one = K.single_state(forward_dynamics_one, globals(),
+                                       '_forward_dynamics_one', 'vvvmv')
+
+
+def singular_error(model, k):
+    """Return the InputError for a mass matrix that is singular along velocity ``k``."""
+    if model.floating and k < 6:
+        what = 'the floating base'
+    else:
+        what = f'joint {model.joint_names[k - (6 if model.floating else 0)]!r}'
+    return InputError(f'the mass matrix is singular: nothing with mass or inertia moves with '
+                      f'{what} (the bodies it carries are massless along its motion)')
+
+
+def forward_dynamics(model, q, qd, tau, f_ext=None):
+    """
+    Return the accelerations ``qdd`` under the forces ``tau`` (O(n), Saha's UDU^T).
+
+    Solves ``M(q) qdd + C(q, qd) qd + g(q) = tau + sum_i J_i^T f_i``; ``f_ext`` as in
+    :func:`denoc_ros.inverse_dynamics`. Shape ``(..., nv)``; for a floating model ``qdd[:6]``
+    is the base acceleration (the time derivative of ``v[:6]``, base frame) and ``tau[:6]`` the
+    wrench applied to the base (zeros: free floating).
+    """
+    if (type(q) is _nd and type(qd) is _nd and type(tau) is _nd and q.dtype is _F8
+            and qd.dtype is _F8 and tau.dtype is _F8 and q.strides == _VEC
+            and qd.strides == _VEC and tau.strides == _VEC
+            and (f_ext is None or (type(f_ext) is _nd and f_ext.dtype is _F8
+                                   and f_ext.strides == _WRENCHES))):
+        try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
+            pk = model.packed
+            out = np.empty(pk.n)
+            if f_ext is None:
+                status = _forward_dynamics_one(pk.ints, pk.reals, q, qd, tau, pk.no_wrench, out)
+            elif len(f_ext) == pk.nb:  # (0, 6) would read as "no wrenches" in the kernel
+                status = _forward_dynamics_one(pk.ints, pk.reals, q, qd, tau, f_ext, out)
+            else:
+                status = K.BAD_INPUT
+        except Exception:
+            status = K.BAD_INPUT
+        if not status:
+            return out
+    batch, (q, qd, tau), f_ext = prepare(model, (('q', q), ('qd', qd), ('tau', tau)), f_ext)
+    (q, qd, tau), f_ext = kernel_arrays(model, (q, qd, tau), f_ext)
+    pk = model.packed
+    qdd = np.empty(qd.shape)
+    status = forward_dynamics_batch(pk.ints, pk.reals, q, qd, tau, f_ext, qdd)
+    if status >= K.SINGULAR:
+        raise singular_error(model, status - K.SINGULAR)
+    return finish(batch, qdd, 'forward_dynamics')
+
+
+def forward_dynamics_cholesky(model, q, qd, tau, f_ext=None):
+    r"""Return ``qdd = M \ (tau - C qd - g + sum J^T f)`` by Cholesky (Saha Eq. 20, 24, 30)."""
+    batch, (q, qd, tau), f_ext = prepare(model, (('q', q), ('qd', qd), ('tau', tau)), f_ext)
+    (q, qd, tau), f_ext = kernel_arrays(model, (q, qd, tau), f_ext)
+    pk = model.packed
+    bias = np.empty(qd.shape)
+    inverse_dynamics_batch(pk.ints, pk.reals, q, qd, np.zeros((1, pk.n)), f_ext, 1.0, bias)
+    M = np.empty(qd.shape + (pk.n,))
+    mass_matrix_batch(pk.ints, pk.reals, q, M)
+    try:
+        L = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        bad = int(np.argmin(np.min(np.linalg.eigvalsh(M), axis=-1)))
+        raise InputError('the mass matrix is not positive definite (a joint moves nothing with '
+                         f'mass or inertia; batch element {bad})') from None
+    y = np.linalg.solve(L, (tau - bias)[..., None])
+    qdd = np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
+    return finish(batch, qdd, 'forward_dynamics_cholesky')

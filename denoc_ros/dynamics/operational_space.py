@@ -1,0 +1,332 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Operational-space (Cartesian) dynamics of a frame: Lambda, mu, p and J_bar (Craig, seed 002).
+
+``F = Lambda x_dd + mu + p`` with ``Lambda = (J M^-1 J^T)^-1`` (Craig's ``M_x = J^-T M J^-1``
+for a square J), ``mu = Lambda (J M^-1 C qd - Jdot qd)`` and ``p = Lambda J M^-1 g``, generalised
+to the pseudo-inverse (or a damped inverse) for redundant, deficient or singular J. One
+compiled call evaluates J, Jdot qd, M, C qd and g (:mod:`.jacobian`, :mod:`.crba`,
+:mod:`.rnea`) and the 6x6 algebra.
+"""
+
+from dataclasses import dataclass
+import math
+from typing import Optional, Union
+
+import numpy as np
+
+from . import _compile as K
+from ._compile import all_finite, jit
+from ._state import finish, kernel_arrays, prepare
+from .crba import composite_mass_matrices, generalized_inertia_matrix, mass_matrix, MT_WIDTH
+from .jacobian import (jacobian, jacobian_dot_times_qd, jacobian_dot_times_qd_state,
+                       jacobian_state, resolve_frame)
+from .kinematics import _T, configuration_ok, KIN_WIDTH, MOT_WIDTH
+from .rnea import coriolis_torques, gravity_torques, newton_euler_state, NO_WRENCH
+from ..errors import InputError
+
+__all__ = ['CartesianDynamics', 'cartesian_dynamics']
+
+# Singular values of L^-1 J^T below EPS * (largest one) are round-off: the reported condition
+# number of J M^-1 J^T is capped at 1 / EPS**2 (about 2.0e31) instead of being infinite.
+EPS = np.finfo(float).eps
+CONDITION_CAP = 1.0 / EPS ** 2
+
+
+@jit
+def cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g):
+    """Write J, Jdot qd, M (Eq. 24), C qd and g (Eq. 30) of each row of (B, n) states."""
+    nb, nv = ints.shape[0], qd.shape[1]
+    kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
+    M_tilde = np.empty((nb, MT_WIDTH))
+    zero = np.zeros(nv)
+    for b in range(q.shape[0]):
+        # newton_euler_state recomputes the kinematics of q[b]; the rest reuse them.
+        newton_euler_state(ints, reals, q[b], zero, zero, NO_WRENCH, 1.0, kin, P, mot, g[b])
+        newton_euler_state(ints, reals, q[b], qd[b], zero, NO_WRENCH, 0.0, kin, P, mot, h[b])
+        jacobian_state(ints, kin, P, body, frame, J[b])
+        jacobian_dot_times_qd_state(ints, kin, P, mot[:, _T:_T + 6], qd[b], body, frame,
+                                    Jdqd[b])
+        composite_mass_matrices(ints, reals, kin, M_tilde)
+        generalized_inertia_matrix(ints, kin, P, M_tilde, M[b])
+    if all_finite(J) and all_finite(Jdqd) and all_finite(M) and all_finite(h) \
+            and all_finite(g):
+        return K.OK
+    return K.BAD_OUTPUT
+
+
+# ----------------------------------------------------------------------------------------------
+# Operational-space dynamics (cartesian.py: Lambda, mu, p, J_bar)
+
+@jit
+def operational_space_state(J, Jdqd, M, h, g, damping, rcond, L, Y, Lam, J_bar, mu, p):
+    """Write Lambda = (J M^-1 J^T)^+ (or damped), J_bar, mu, p; return (status, cond)."""
+    n = M.shape[0]
+    # M = L L^T (Cholesky; LAPACK potrf's test: a pivot that is not > 0 fails).
+    for j in range(n):
+        s = M[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if not s > 0.0:
+            return K.NOT_POSITIVE_DEFINITE, 0.0
+        L[j, j] = math.sqrt(s)
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / L[j, j]
+            L[j, i] = 0.0
+    # Y = L^-1 J^T (n, 6); A = J M^-1 J^T = Y^T Y = V S^2 V^T from the SVD Y = U S V^T.
+    for col in range(6):
+        for i in range(n):
+            s = J[col, i]
+            for k in range(i):
+                s -= L[i, k] * Y[k, col]
+            Y[i, col] = s / L[i, i]
+    _, sv, Vt = np.linalg.svd(Y)
+    m = sv.shape[0]
+    s_max = sv[0] if m > 0 else 0.0
+    lam_max = s_max * s_max
+    inv = np.zeros(6)
+    for k in range(m):
+        lam = sv[k] * sv[k]
+        if damping > 0.0:
+            inv[k] = 1.0 / (lam + damping)
+        elif lam > rcond * lam_max and lam > 0.0:
+            inv[k] = 1.0 / lam
+    if damping > 0.0:
+        for k in range(m, 6):
+            inv[k] = 1.0 / damping
+    for i in range(6):
+        for j in range(6):
+            s = 0.0
+            for k in range(6):
+                s += Vt[k, i] * inv[k] * Vt[k, j]
+            Lam[i, j] = s
+    for i in range(6):
+        for j in range(i + 1, 6):
+            s = 0.5 * (Lam[i, j] + Lam[j, i])
+            Lam[i, j] = s
+            Lam[j, i] = s
+    s_min = max(sv[5] if m == 6 else 0.0, EPS * s_max)
+    if s_max > 0.0:
+        cond = (s_max / (s_min if s_min > 0.0 else 1.0)) ** 2
+        if cond > CONDITION_CAP:
+            cond = CONDITION_CAP
+    else:
+        cond = CONDITION_CAP
+    # J_bar = M^-1 J^T Lambda = L^-T (Y Lambda) (n, 6), by back substitution.
+    for col in range(6):
+        for i in range(n - 1, -1, -1):
+            s = 0.0
+            for k in range(6):
+                s += Y[i, k] * Lam[k, col]
+            for k in range(i + 1, n):
+                s -= L[k, i] * J_bar[k, col]
+            J_bar[i, col] = s / L[i, i]
+    # mu = J_bar^T C qd - Lambda Jdot qd, p = J_bar^T g.
+    for r in range(6):
+        a = 0.0
+        b = 0.0
+        for i in range(n):
+            a += J_bar[i, r] * h[i]
+            b += J_bar[i, r] * g[i]
+        for k in range(6):
+            a -= Lam[r, k] * Jdqd[k]
+        mu[r] = a
+        p[r] = b
+    return K.OK, cond
+
+
+@jit
+def cartesian_dynamics_batch(ints, reals, q, qd, body, frame, damping, rcond, J, Lam, mu, p,
+                             J_bar, cond):
+    """Write J, Lambda, mu, p, J_bar and cond(J M^-1 J^T) of each row of (B, n) states."""
+    size, n = qd.shape
+    for b in range(size):
+        if not configuration_ok(ints, q[b]):
+            return K.BAD_INPUT
+    if not all_finite(qd):
+        return K.BAD_INPUT
+    Jdqd, M = np.empty((size, 6)), np.empty((size, n, n))
+    h, g = np.empty((size, n)), np.empty((size, n))
+    if cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g) != K.OK:
+        return K.BAD_OUTPUT
+    L, Y = np.empty((n, n)), np.empty((n, 6))
+    for b in range(size):
+        status, cond[b] = operational_space_state(J[b], Jdqd[b], M[b], h[b], g[b], damping,
+                                                  rcond, L, Y, Lam[b], J_bar[b], mu[b], p[b])
+        if status != K.OK:
+            return status
+    return K.OK
+
+
+@dataclass(frozen=True, eq=False)
+class CartesianDynamics:
+    """
+    Operational-space dynamics of one frame: ``F = Lambda x_dd + mu + p`` (Craig, seed 002).
+
+    Arrays carry the batch axes of the state (shapes below are for a single state).
+    ``jacobian`` J (6, n); ``inertia`` Lambda (6, 6); ``coriolis`` mu (6,); ``gravity`` p (6,);
+    ``jacobian_bar`` J_bar = M^-1 J^T Lambda (n, 6), the dynamically consistent generalised
+    inverse; ``condition_number`` of J M^-1 J^T (a float, or an array for a batch, at most
+    about 2.0e31); ``frame`` the link name.
+    """
+
+    jacobian: np.ndarray
+    inertia: np.ndarray
+    coriolis: np.ndarray
+    gravity: np.ndarray
+    jacobian_bar: np.ndarray
+    condition_number: Union[float, np.ndarray]
+    frame: str
+
+
+def _check_nonnegative(name, value):
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f'{name} must be a number, got {value!r}') from None
+    if not np.isfinite(x) or x < 0.0:
+        raise InputError(f'{name} must be a finite number >= 0, got {value!r}')
+    return x
+
+
+def cartesian_dynamics(model, q, qd, frame: Optional[str] = None, damping: float = 0.0,
+                       rcond: float = 1e-12):
+    """
+    Return the Cartesian dynamics: Lambda = (J M^-1 J^T)^-1, mu, p (Craig's M_x, V_x, G_x).
+
+    With M the mass matrix, C qd the Coriolis/centrifugal torques and g the gravity torques:
+    ``Lambda = (J M^-1 J^T)^-1``, ``mu = Lambda (J M^-1 C qd - Jdot qd)``,
+    ``p = Lambda J M^-1 g``; for a square invertible J these equal Craig's
+    ``J^-T M J^-1``, ``J^-T (C qd - M J^-1 Jdot qd)`` and ``J^-T g`` (seed 002).
+
+    Inverting ``A = J M^-1 J^T`` (6 x 6, symmetric positive semi-definite): with the Cholesky
+    factor ``M = L L^T``, ``A = Y^T Y`` where ``Y = L^-1 J^T``; the SVD ``Y = U S V^T`` gives
+    the eigen-decomposition ``A = V S^2 V^T`` (eigenvalues ``lambda_i = s_i^2``, accurate
+    even when A is badly conditioned).
+
+    * ``damping == 0`` (default): Moore-Penrose pseudo-inverse, ``Lambda = V diag(1/lambda_i)
+      V^T`` over the eigenvalues ``lambda_i > rcond * lambda_max`` and 0 on the others. Where
+      A is invertible this is the inverse; for n < 6, a singular configuration or a frame
+      that does not move, it is the inertia of the task subspace the frame can move in, and
+      ``A Lambda A = A`` holds.
+    * ``damping > 0``: the damped (Tikhonov) inverse ``Lambda = (A + damping 1)^-1``, which
+      is smooth through singularities (damping has the units of A: 1/kg, 1/(kg m^2)).
+
+    The result is always finite. ``condition_number`` is ``lambda_max / lambda_min`` of A,
+    with singular values of Y below machine epsilon times the largest (round-off) taken as
+    that floor, so that it is at most 1/eps^2 (about 2.0e31) instead of infinite.
+    Leading batch axes of ``q`` and ``qd`` are supported.
+    """
+    damping = _check_nonnegative('damping', damping)
+    rcond = _check_nonnegative('rcond', rcond)
+    if (type(q) is np.ndarray and type(qd) is np.ndarray and q.ndim == 1 and qd.ndim == 1
+            and q.dtype == float and qd.dtype == float):
+        try:  # one state: one kernel call (the checks are done in the kernel)
+            pk = model.packed
+            name = model.tip_link if frame is None or frame == '' else frame
+            data = pk.frames[name]
+            fast = q.shape == (pk.nq,) and qd.shape == (pk.n,) and pk.n > 0
+        except Exception:
+            fast = False
+        if fast:
+            result = _compiled(pk, (), np.ascontiguousarray(q)[None],
+                               np.ascontiguousarray(qd)[None], data, damping, rcond, name)
+            if result is not None:
+                return result
+    batch, (qf, qdf), _ = prepare(model, (('q', q), ('qd', qd)))
+    fr = resolve_frame(model, frame)
+    if model.dof > 0:
+        (qf, qdf), _ = kernel_arrays(model, (qf, qdf))
+        result = _compiled(model.packed, batch, qf, qdf, model.packed.frames[fr.name], damping,
+                           rcond, fr.name)
+        if result is not None:
+            return result
+    # No joints, or an overflow: the separate functions raise the documented error.
+    J, Jdqd = jacobian(model, q, frame), jacobian_dot_times_qd(model, q, qd, frame)
+    M, h, g = mass_matrix(model, q), coriolis_torques(model, q, qd), gravity_torques(model, q)
+    return _operational_space(batch, fr.name, J.reshape((-1,) + J.shape[-2:]),
+                              Jdqd.reshape(-1, 6), M.reshape((-1,) + M.shape[-2:]),
+                              h.reshape(-1, h.shape[-1]), g.reshape(-1, g.shape[-1]),
+                              damping, rcond)
+
+
+def _not_positive_definite():
+    return InputError('the mass matrix is not positive definite at this configuration (a body '
+                      'without mass or inertia moves with a joint): the Cartesian inertia is '
+                      'undefined')
+
+
+def _compiled(pk, batch, q, qd, data, damping, rcond, name):
+    """Return cartesian_dynamics of (B, ...) states by one kernel call; None on overflow."""
+    size, n = qd.shape
+    J, Lam, mu = np.empty((size, 6, n)), np.empty((size, 6, 6)), np.empty((size, 6))
+    p, J_bar, cond = np.empty((size, 6)), np.empty((size, n, 6)), np.empty(size)
+    status = cartesian_dynamics_batch(pk.ints, pk.reals, q, qd, data[0], data[1], damping,
+                                      rcond, J, Lam, mu, p, J_bar, cond)
+    if status == K.NOT_POSITIVE_DEFINITE:
+        raise _not_positive_definite()
+    if status != K.OK:
+        return None
+    return _result(batch, name, J, Lam, mu, p, J_bar, cond)
+
+
+def _result(batch, name, J, Lam, mu, p, J_bar, cond):
+    """Return the :class:`CartesianDynamics` of flattened (B, ...) arrays, batch axes restored."""
+    cond = finish(batch, cond, 'condition number')
+    return CartesianDynamics(
+        jacobian=finish(batch, J, 'jacobian'),
+        inertia=finish(batch, Lam, 'Cartesian inertia'),
+        coriolis=finish(batch, mu, 'Cartesian Coriolis force'),
+        gravity=finish(batch, p, 'Cartesian gravity force'),
+        jacobian_bar=finish(batch, J_bar, 'jacobian_bar'),
+        condition_number=float(cond) if cond.ndim == 0 else cond,
+        frame=name,
+    )
+
+
+def _operational_space(batch, name, J, Jdqd, M, h, g, damping, rcond):
+    """Return the :class:`CartesianDynamics` of (B, ...) terms (see cartesian_dynamics)."""
+    try:
+        L = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        raise _not_positive_definite() from None
+    Y = np.linalg.solve(L, np.swapaxes(J, -1, -2))            # (B, n, 6) = L^-1 J^T
+    _, s, Vt = np.linalg.svd(Y, full_matrices=True)           # s (B, min(n, 6)), Vt (B, 6, 6)
+    sv = np.zeros((Y.shape[0], 6))
+    sv[:, :s.shape[1]] = s
+    s_max = sv[:, 0]
+    lam = sv ** 2
+    lam_max = lam[:, 0]
+    if damping > 0.0:
+        inv = 1.0 / (lam + damping)
+    else:
+        keep = (lam > rcond * lam_max[:, None]) & (lam > 0.0)
+        inv = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
+    Lam = np.einsum('bki,bk,bkj->bij', Vt, inv, Vt)
+    Lam = 0.5 * (Lam + np.swapaxes(Lam, -1, -2))
+    s_min = np.maximum(sv[:, -1], EPS * s_max)
+    cond = np.where(s_max > 0.0, (s_max / np.where(s_min > 0.0, s_min, 1.0)) ** 2,
+                    CONDITION_CAP)
+    cond = np.minimum(cond, CONDITION_CAP)
+
+    J_bar = np.linalg.solve(np.swapaxes(L, -1, -2), Y @ Lam)  # M^-1 J^T Lambda, (B, n, 6)
+    J_bar_T = np.swapaxes(J_bar, -1, -2)
+    mu = np.einsum('bij,bj->bi', J_bar_T, h) - np.einsum('bij,bj->bi', Lam, Jdqd)
+    p = np.einsum('bij,bj->bi', J_bar_T, g)
+    return _result(batch, name, J, Lam, mu, p, J_bar, cond)

@@ -1,0 +1,310 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Inverse dynamics by the recursive Newton-Euler algorithm in DeNOC form (Saha 1999, Eq. 7-8, 30).
+
+Forward pass: twists ``t_i`` and twist rates ``t_dot_i`` at the mass centres, propagated from
+parent to child with ``B_ij`` and ``P_i`` (:mod:`.kinematics`). Uncoupled Newton-Euler wrenches
+``w_i = M_i t_dot_i + Omega_i M_i E_i t_i`` (Eq. 7-8, ``E_i = diag(1, 0)``). Backward pass: the
+resultant wrench of the composite body ``w~_i = w_i + sum_children B_ci^T w~_c`` (Eq. 30, a sum
+over the children for a tree) and the joint forces ``tau_i = P_i^T w~_i``.
+
+Gravity enters as a fictitious acceleration ``-g`` of the base (Craig's ``0v_dot_0 = -g``), so
+every ``t_dot_i`` carries ``[0; -g]`` and the wrenches include the weights. External wrenches
+``f_ext`` (Pinocchio's ``fext`` convention, see :func:`inverse_dynamics`) are subtracted from the
+body wrenches, which gives ``tau = ID(q, v, a) - sum_i J_i^T f_i``. The same recursion gives
+``gravity_torques`` (``v = a = 0``), ``coriolis_torques`` (``a = 0``, no gravity) and the joint
+reaction wrenches (:mod:`.reactions`).
+"""
+
+import numpy as np
+
+from . import _compile as K
+from ._compile import all_finite, cross, jit, row
+from ._packed import GRAVITY, MASS, NV, PARENT, V0
+from ._state import finish, kernel_arrays, prepare
+from .kinematics import (_C, _D, _I, _R, _T, _TD, _W, configuration_ok, configuration_size,
+                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twist_rates, twists)
+
+__all__ = ['coriolis_torques', 'gravity_torques', 'inverse_dynamics']
+
+NO_WRENCH = np.zeros((0, 6))
+NO_WRENCH.setflags(write=False)
+
+
+@jit
+def subtract_external_wrench(kin, fext, i, w):
+    """Subtract ``f_ext[i]`` (body frame, [force; torque about O_i]) as [n; f] at C_i from w[i]."""
+    f0 = kin[i, _R] * fext[i, 0] + kin[i, _R + 1] * fext[i, 1] + kin[i, _R + 2] * fext[i, 2]
+    f1 = kin[i, _R + 3] * fext[i, 0] + kin[i, _R + 4] * fext[i, 1] + kin[i, _R + 5] * fext[i, 2]
+    f2 = kin[i, _R + 6] * fext[i, 0] + kin[i, _R + 7] * fext[i, 1] + kin[i, _R + 8] * fext[i, 2]
+    n0 = kin[i, _R] * fext[i, 3] + kin[i, _R + 1] * fext[i, 4] + kin[i, _R + 2] * fext[i, 5]
+    n1 = kin[i, _R + 3] * fext[i, 3] + kin[i, _R + 4] * fext[i, 4] + kin[i, _R + 5] * fext[i, 5]
+    n2 = kin[i, _R + 6] * fext[i, 3] + kin[i, _R + 7] * fext[i, 4] + kin[i, _R + 8] * fext[i, 5]
+    x0, x1, x2 = cross(kin[i, _D], kin[i, _D + 1], kin[i, _D + 2], f0, f1, f2)
+    w[i, 0] -= n0 - x0
+    w[i, 1] -= n1 - x1
+    w[i, 2] -= n2 - x2
+    w[i, 3] -= f0
+    w[i, 4] -= f1
+    w[i, 5] -= f2
+
+
+@jit
+def resultant_wrenches(ints, kin, P, w, tau):
+    """Accumulate ``w~_i = w_i + sum_children B_ci^T w~_c`` backwards, ``tau = P_i^T w~_i``."""
+    for i in range(ints.shape[0] - 1, -1, -1):
+        k = ints[i, PARENT]
+        w0, w1, w2, w3, w4, w5 = w[i, 0], w[i, 1], w[i, 2], w[i, 3], w[i, 4], w[i, 5]
+        for b in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
+            tau[b] = (P[b, 0] * w0 + P[b, 1] * w1 + P[b, 2] * w2
+                      + P[b, 3] * w3 + P[b, 4] * w4 + P[b, 5] * w5)
+        if k >= 0:
+            x0, x1, x2 = cross(kin[k, _C] - kin[i, _C], kin[k, _C + 1] - kin[i, _C + 1],
+                               kin[k, _C + 2] - kin[i, _C + 2], w3, w4, w5)
+            w[k, 0] += w0 - x0
+            w[k, 1] += w1 - x1
+            w[k, 2] += w2 - x2
+            w[k, 3] += w3
+            w[k, 4] += w4
+            w[k, 5] += w5
+
+
+@jit
+def newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, kin, P, mot, tau):
+    """Write ``tau = P_i^T w~_i`` (Saha Eq. 30) of one state; gravity scaled by ``gscale``."""
+    nb = ints.shape[0]
+    forward_kinematics(ints, reals, q, kin, P, True)
+    t, t_dot, w = mot[:, _T:_T + 6], mot[:, _TD:_TD + 6], mot[:, _W:_W + 6]
+    twists(ints, kin, P, qd, t)
+    twist_rates(ints, reals, kin, P, t, qd, qdd, gscale, t_dot)
+    inertia = kin[:, _I:_I + 9]
+    # Uncoupled Newton-Euler wrenches w_i = M_i t_dot_i + Omega_i M_i E_i t_i (Eq. 7-8).
+    for i in range(nb):
+        w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
+        Iw0 = inertia[i, 0] * w0 + inertia[i, 1] * w1 + inertia[i, 2] * w2
+        Iw1 = inertia[i, 3] * w0 + inertia[i, 4] * w1 + inertia[i, 5] * w2
+        Iw2 = inertia[i, 6] * w0 + inertia[i, 7] * w1 + inertia[i, 8] * w2
+        x0, x1, x2 = cross(w0, w1, w2, Iw0, Iw1, Iw2)
+        a0, a1, a2 = t_dot[i, 0], t_dot[i, 1], t_dot[i, 2]
+        w[i, 0] = inertia[i, 0] * a0 + inertia[i, 1] * a1 + inertia[i, 2] * a2 + x0
+        w[i, 1] = inertia[i, 3] * a0 + inertia[i, 4] * a1 + inertia[i, 5] * a2 + x1
+        w[i, 2] = inertia[i, 6] * a0 + inertia[i, 7] * a1 + inertia[i, 8] * a2 + x2
+        m = reals[i, MASS]
+        w[i, 3] = m * t_dot[i, 3]
+        w[i, 4] = m * t_dot[i, 4]
+        w[i, 5] = m * t_dot[i, 5]
+        if fext.shape[0] > 0:
+            subtract_external_wrench(kin, fext, i, w)
+    resultant_wrenches(ints, kin, P, w, tau)  # backwards (Eq. 30)
+
+
+@jit
+def newton_euler_one(ints, reals, q, qd, qdd, fext, gscale, out):
+    """Write ``tau`` (Saha Eq. 30) of one state into ``out``; return a status."""
+    nb, nv = ints.shape[0], out.shape[0]
+    if not (q.shape[0] == configuration_size(ints)
+            and qd.shape[0] == nv and qdd.shape[0] == nv and configuration_ok(ints, q)
+            and all_finite(qd) and all_finite(qdd) and all_finite(fext)):
+        return K.BAD_INPUT
+    newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, np.empty((nb, KIN_WIDTH)),
+                       np.empty((nv, 6)), np.empty((nb, MOT_WIDTH)), out)
+    return K.OK if all_finite(out) else K.BAD_OUTPUT
+
+
+@jit
+def inverse_dynamics_one(ints, reals, q, qd, qdd, out):
+    """Write ``tau = ID(q, qd, qdd)`` (Saha Eq. 30) into ``out``; return a status."""
+    return newton_euler_one(ints, reals, q, qd, qdd, NO_WRENCH, 1.0, out)
+
+
+@jit
+def inverse_dynamics_fext_one(ints, reals, q, qd, qdd, fext, out):
+    """Write ``tau = ID(q, qd, qdd) - sum_i J_i^T f_i`` (Saha Eq. 30) into ``out``."""
+    if not (fext.shape[0] == ints.shape[0] and fext.shape[1] == 6):
+        return K.BAD_INPUT
+    return newton_euler_one(ints, reals, q, qd, qdd, fext, 1.0, out)
+
+
+@jit
+def coriolis_torques_one(ints, reals, q, qd, out):
+    """Write ``C(q, qd) qd = ID(q, qd, 0)`` without gravity (Eq. 30) into ``out``."""
+    zero = np.zeros(out.shape[0])
+    return newton_euler_one(ints, reals, q, qd, zero, NO_WRENCH, 0.0, out)
+
+
+@jit
+def inverse_dynamics_batch(ints, reals, q, qd, qdd, fext, gscale, out):
+    """Write ``tau`` (Saha Eq. 30) of each row of (B, nq) states into ``out`` (B, nv)."""
+    nb, nv = ints.shape[0], out.shape[1]
+    kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
+    for b in range(q.shape[0]):
+        newton_euler_state(ints, reals, q[b], row(qd, b), row(qdd, b),
+                           row(fext, b) if fext.shape[0] > 0 else NO_WRENCH, gscale, kin, P,
+                           mot, out[b])
+    return K.OK if all_finite(out) else K.BAD_OUTPUT
+
+
+@jit
+def reaction_wrenches_batch(ints, reals, q, qd, qdd, fext, local, out):
+    """Write the resultant wrenches ``w~_i`` as [f; n about O_i], (B, nb, 6), base or body axes."""
+    nb, nv = ints.shape[0], qd.shape[1]
+    kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
+    tau = np.empty(nv)
+    for b in range(q.shape[0]):
+        newton_euler_state(ints, reals, q[b], qd[b], qdd[b],
+                           fext[b] if fext.shape[0] > 0 else NO_WRENCH, 1.0, kin, P, mot, tau)
+        for i in range(nb):
+            f0, f1, f2 = mot[i, _W + 3], mot[i, _W + 4], mot[i, _W + 5]
+            x0, x1, x2 = cross(kin[i, _D], kin[i, _D + 1], kin[i, _D + 2], f0, f1, f2)
+            out[b, i, 0], out[b, i, 1], out[b, i, 2] = f0, f1, f2
+            out[b, i, 3] = mot[i, _W] + x0
+            out[b, i, 4] = mot[i, _W + 1] + x1
+            out[b, i, 5] = mot[i, _W + 2] + x2
+            if local:
+                # Base axes -> body i's axes: R_i^T.
+                for h in range(2):
+                    u0, u1, u2 = out[b, i, 3 * h], out[b, i, 3 * h + 1], out[b, i, 3 * h + 2]
+                    for r in range(3):
+                        out[b, i, 3 * h + r] = (kin[i, _R + r] * u0 + kin[i, _R + 3 + r] * u1
+                                                + kin[i, _R + 6 + r] * u2)
+    return K.OK if all_finite(out) else K.BAD_OUTPUT
+
+
+@jit
+def gravity_state(ints, reals, q, kin, P, w, tau):
+    """Write ``g(q) = ID(q, 0, 0)``: Eq. 30 with t_dot_i = [0; -g], w_i = [0; -m_i g] only."""
+    nb = ints.shape[0]
+    forward_kinematics(ints, reals, q, kin, P, False)
+    g0, g1, g2 = reals[nb, GRAVITY], reals[nb, GRAVITY + 1], reals[nb, GRAVITY + 2]
+    for i in range(nb):
+        m = reals[i, MASS]
+        w[i, 0], w[i, 1], w[i, 2] = 0.0, 0.0, 0.0
+        w[i, 3], w[i, 4], w[i, 5] = -m * g0, -m * g1, -m * g2
+    resultant_wrenches(ints, kin, P, w, tau)  # backwards (Eq. 30)
+
+
+@jit
+def gravity_torques_one(ints, reals, q, out):
+    """Write ``g(q) = ID(q, 0, 0)`` (Eq. 30) into ``out``; return a status."""
+    nb, nv = ints.shape[0], out.shape[0]
+    if not (q.shape[0] == configuration_size(ints)
+            and configuration_ok(ints, q)):
+        return K.BAD_INPUT
+    gravity_state(ints, reals, q, np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)),
+                  np.empty((nb, 6)), out)
+    return K.OK if all_finite(out) else K.BAD_OUTPUT
+
+
+@jit
+def gravity_torques_batch(ints, reals, q, out):
+    """Write ``g(q)`` (Eq. 30) of each row of ``q`` (B, nq) into ``out`` (B, nv)."""
+    nb, nv = ints.shape[0], out.shape[1]
+    kin, P, w = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, 6))
+    for b in range(q.shape[0]):
+        gravity_state(ints, reals, q[b], kin, P, w, out[b])
+    return K.OK if all_finite(out) else K.BAD_OUTPUT
+
+
+_nd, _F8, _VEC, _WRENCHES = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES, K.WRENCH_STRIDES
+_inverse_dynamics_one = K.single_state(inverse_dynamics_one, globals(),
+                                       '_inverse_dynamics_one', 'vvvv')
+_inverse_dynamics_fext_one = K.single_state(inverse_dynamics_fext_one, globals(),
+                                            '_inverse_dynamics_fext_one', 'vvvmv')
+_gravity_torques_one = K.single_state(gravity_torques_one, globals(), '_gravity_torques_one',
+                                      'vv')
+_coriolis_torques_one = K.single_state(coriolis_torques_one, globals(),
+                                       '_coriolis_torques_one', 'vvv')
+
+
+def inverse_dynamics(model, q, qd, qdd, f_ext=None):
+    """
+    Return the generalized forces ``tau`` that produce ``qdd`` at ``(q, qd)`` (Saha Eq. 30).
+
+    ``tau = M(q) qdd + C(q, qd) qd + g(q) - sum_i J_i(q)^T f_i``, shape ``(..., nv)``. For a
+    floating-base model ``tau[:6]`` is the base wrench ``[force; torque about the base
+    origin]`` in the base frame that the motion needs (zero for a free-floating system that
+    really moves so).
+
+    ``f_ext`` (optional, shape ``(..., nbodies, 6)``): the wrench applied by the environment to
+    each body, ``[force(3); torque(3)]`` in the body's own frame, torque about the body frame
+    origin (Pinocchio's ``fext`` in the joint-local frame, ``[linear; angular]``); for a
+    floating model row 0 is the base.
+    """
+    if (type(q) is _nd and type(qd) is _nd and type(qdd) is _nd and q.dtype is _F8
+            and qd.dtype is _F8 and qdd.dtype is _F8 and q.strides == _VEC
+            and qd.strides == _VEC and qdd.strides == _VEC):
+        # One state given as C-contiguous float64 vectors (exactly the types the kernel's entry
+        # point takes unchecked, see _compile.single_state): straight to the kernel. Anything
+        # else (not a model, a list, float32, a strided array) or a state it rejects (wrong
+        # length, NaN) goes on to the checked path, which raises the documented error.
+        try:
+            pk = model.packed
+            out = np.empty(pk.n)
+            if f_ext is None:
+                status = _inverse_dynamics_one(pk.ints, pk.reals, q, qd, qdd, out)
+            elif type(f_ext) is _nd and f_ext.dtype is _F8 and f_ext.strides == _WRENCHES:
+                status = _inverse_dynamics_fext_one(pk.ints, pk.reals, q, qd, qdd, f_ext, out)
+            else:
+                status = K.BAD_INPUT
+        except Exception:
+            status = K.BAD_INPUT
+        if not status:
+            return out
+    batch, (q, qd, qdd), f_ext = prepare(model, (('q', q), ('qd', qd), ('qdd', qdd)), f_ext)
+    (q, qd, qdd), f_ext = kernel_arrays(model, (q, qd, qdd), f_ext)
+    pk = model.packed
+    tau = np.empty((q.shape[0], pk.n))
+    inverse_dynamics_batch(pk.ints, pk.reals, q, qd, qdd, f_ext, 1.0, tau)
+    return finish(batch, tau, 'inverse_dynamics')
+
+
+def gravity_torques(model, q):
+    """Return ``g(q) = ID(q, 0, 0)``, the forces holding the robot against gravity (Eq. 30)."""
+    if type(q) is _nd and q.dtype is _F8 and q.strides == _VEC:
+        try:  # see inverse_dynamics
+            pk = model.packed
+            out = np.empty(pk.n)
+            status = _gravity_torques_one(pk.ints, pk.reals, q, out)
+        except Exception:
+            status = K.BAD_INPUT
+        if not status:
+            return out
+    batch, (q,), _ = prepare(model, (('q', q),))
+    (q,), _ = kernel_arrays(model, (q,))
+    pk = model.packed
+    tau = np.empty((q.shape[0], pk.n))
+    gravity_torques_batch(pk.ints, pk.reals, q, tau)
+    return finish(batch, tau, 'gravity_torques')
+
+
+def coriolis_torques(model, q, qd):
+    """Return ``C(q, qd) qd``, shape (..., nv): Eq. 30 with ``qdd = 0`` and no gravity."""
+    if (type(q) is _nd and type(qd) is _nd and q.dtype is _F8 and qd.dtype is _F8
+            and q.strides == _VEC and qd.strides == _VEC):
+        try:  # see inverse_dynamics
+            pk = model.packed
+            out = np.empty(pk.n)
+            status = _coriolis_torques_one(pk.ints, pk.reals, q, qd, out)
+        except Exception:
+            status = K.BAD_INPUT
+        if not status:
+            return out
+    batch, (q, qd), _ = prepare(model, (('q', q), ('qd', qd)))
+    (q, qd), f_ext = kernel_arrays(model, (q, qd))
+    pk = model.packed
+    out = np.empty((q.shape[0], pk.n))
+    inverse_dynamics_batch(pk.ints, pk.reals, q, qd, np.zeros((1, pk.n)), f_ext, 0.0, out)
+    return finish(batch, out, 'coriolis_torques')
