@@ -32,24 +32,7 @@ import numpy as np
 from .dynamics._state import finish, prepare
 from .errors import InputError
 from .model import PRISMATIC
-
-
-def _rotation(axis, angle):
-    """Return rotations about a unit ``axis`` (3,) by angles ``angle`` (B,), (B, 3, 3)."""
-    x, y, z = axis
-    c, s = np.cos(angle), np.sin(angle)
-    v = 1.0 - c
-    R = np.empty(angle.shape + (3, 3))
-    R[:, 0, 0] = c + x * x * v
-    R[:, 0, 1] = x * y * v - z * s
-    R[:, 0, 2] = x * z * v + y * s
-    R[:, 1, 0] = y * x * v + z * s
-    R[:, 1, 1] = c + y * y * v
-    R[:, 1, 2] = y * z * v - x * s
-    R[:, 2, 0] = z * x * v - y * s
-    R[:, 2, 1] = z * y * v + x * s
-    R[:, 2, 2] = c + z * z * v
-    return R
+from .spatial import axis_rotation
 
 
 def body_states(model, q, qd=None):
@@ -78,7 +61,7 @@ def body_states(model, q, qd=None):
             R[:, i] = R_fixed
             o[:, i] += axis * q[:, i, None]
         else:
-            R[:, i] = R_fixed @ _rotation(model.axis[i], q[:, i])
+            R[:, i] = R_fixed @ axis_rotation(model.axis[i], q[:, i])
         if qd is None:
             continue
         wk = np.zeros((batch, 3)) if k < 0 else w[:, k]

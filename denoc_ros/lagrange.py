@@ -45,6 +45,7 @@ import numpy as np
 from .dynamics._state import check_model, joint_vector
 from .errors import InputError
 from .model import PRISMATIC
+from .spatial import axis_rotation, parallel_axis, skew
 
 
 def inner_product_trace(B, J, C):
@@ -66,10 +67,6 @@ def inner_product_trace(B, J, C):
     return total
 
 
-def _skew(a):
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-
-
 def joint_generator(model, i):
     """
     Return Uicker's 4x4 generator ``Q_i`` of joint ``i`` in its own frame: ``dA/dq = A Q``.
@@ -82,7 +79,7 @@ def joint_generator(model, i):
     if model.joint_type[i] == PRISMATIC:
         Q[:3, 3] = a
     else:
-        Q[:3, :3] = _skew(a)
+        Q[:3, :3] = skew(a)
     return Q
 
 
@@ -96,8 +93,7 @@ def joint_transform(model, i, qi):
     if model.joint_type[i] == PRISMATIC:
         motion[:3, 3] = a * qi
     else:
-        K = _skew(a)      # Rodrigues: exp(K q) = 1 + sin(q) K + (1 - cos(q)) K^2
-        motion[:3, :3] = np.eye(3) + np.sin(qi) * K + (1.0 - np.cos(qi)) * (K @ K)
+        motion[:3, :3] = axis_rotation(a, qi)      # Rodrigues: exp([a]x q_i)
     return fixed @ motion
 
 
@@ -132,7 +128,7 @@ def pseudo_inertia(model, p):
     inertia about the body-frame origin (parallel axes, Craig ch. 6).
     """
     m, c = float(model.mass[p]), np.asarray(model.com[p], dtype=float)
-    I_o = model.inertia[p] + m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+    I_o = parallel_axis(m, c, model.inertia[p])
     J = np.empty((4, 4))
     J[:3, :3] = 0.5 * np.trace(I_o) * np.eye(3) - I_o
     J[:3, 3] = J[3, :3] = m * c

@@ -24,8 +24,8 @@ flange or tool frame), by the parallel-axis theorem (Craig ch. 6, seed 002)::
     I = I_b + m_b (|d_b|^2 1 - d_b d_b^T) + I_p + m_p (|d_p|^2 1 - d_p d_p^T),   d = c_x - c
 
 all in the body frame (``c_p`` and ``I_p`` are mapped from the link frame with the link's
-placement ``model.frame(link)``). A payload on the base (or a link welded to it) is recorded but
-changes no dynamics.
+placement ``model.frame(link)``; :func:`denoc_ros.spatial.combine_inertials` does the sum). A
+payload on the base (or a link welded to it) is recorded but changes no dynamics.
 
 Replacing and removing payloads. Every model returned by this module remembers the model it
 was derived from without payloads (its *base model*) and the payloads attached since, in a
@@ -44,7 +44,7 @@ import weakref
 import numpy as np
 
 from .dynamics._state import check_model
-from .errors import InputError
+from .spatial import check_inertial, combine_inertials, read_only, rotate_inertia
 
 
 class Payload(NamedTuple):
@@ -69,58 +69,6 @@ def _record(model):
     return found if found is not None else _Record(model, ())
 
 
-def check_inertial(what, mass, com, inertia, rtol=1e-9):
-    """
-    Return ``(mass, com (3,), inertia (3, 3))`` as floats, or raise InputError naming the fault.
-
-    The mass must be finite and >= 0, the inertia symmetric, positive semi-definite and its
-    principal moments must satisfy the triangle inequality (``a + b >= c``), which every real
-    body does (a point mass, all zero, is allowed). ``rtol`` scales the tolerance of the checks
-    by the largest moment.
-    """
-    try:
-        mass = float(mass)
-        com = np.array(com, dtype=float).reshape(-1)
-        inertia = np.array(inertia, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f'{what}: mass, com and inertia must be numbers: {exc}') from None
-    if not np.isfinite(mass) or mass < 0.0:
-        raise InputError(f'{what}: mass is {mass}; it must be finite and non-negative')
-    if com.shape != (3,) or not np.all(np.isfinite(com)):
-        raise InputError(f'{what}: com must be 3 finite numbers (x, y, z in the link frame), '
-                         f'got {com.tolist()}')
-    if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
-        raise InputError(f'{what}: inertia must be a finite 3x3 matrix, got shape '
-                         f'{inertia.shape}')
-    scale = max(float(np.max(np.abs(inertia))), 1e-300)
-    tol = rtol * scale
-    if np.max(np.abs(inertia - inertia.T)) > tol:
-        raise InputError(f'{what}: inertia is not symmetric: {inertia.tolist()}')
-    moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
-    if moments[0] < -tol:
-        raise InputError(f'{what}: inertia is not positive semi-definite (principal moments '
-                         f'{moments.tolist()})')
-    if moments[0] + moments[1] < moments[2] - tol:
-        raise InputError(f'{what}: the principal moments {moments.tolist()} violate the '
-                         'triangle inequality (a + b >= c); no rigid body has this inertia')
-    if mass == 0.0 and scale > 1e-300:
-        raise InputError(f'{what}: a massless payload cannot have rotational inertia')
-    return mass, com, 0.5 * (inertia + inertia.T)
-
-
-def combine_inertials(m_a, c_a, I_a, m_b, c_b, I_b):
-    """Return ``(m, c, I)`` of two rigid bodies welded together (parallel-axis theorem)."""
-    m = m_a + m_b
-    if m == 0.0:
-        return 0.0, np.array(c_a, dtype=float), I_a + I_b
-    c = (m_a * c_a + m_b * c_b) / m
-    out = I_a + I_b
-    for mass, point in ((m_a, c_a), (m_b, c_b)):
-        d = point - c
-        out = out + mass * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
-    return m, c, out
-
-
 def _apply(base, payloads):
     """Return ``base`` with every payload combined into its body (mass properties recomputed)."""
     mass, com, inertia = np.array(base.mass), np.array(base.com), np.array(base.inertia)
@@ -130,7 +78,7 @@ def _apply(base, payloads):
             continue  # welded to the fixed base: no effect on the dynamics
         i = frame.body
         c_p = frame.translation + frame.rotation @ p.com
-        I_p = frame.rotation @ p.inertia @ frame.rotation.T
+        I_p = rotate_inertia(frame.rotation, p.inertia)
         mass[i], com[i], inertia[i] = combine_inertials(mass[i], com[i], inertia[i],
                                                         p.mass, c_p, I_p)
     model = base.replace(mass=mass, com=com, inertia=inertia)
@@ -157,9 +105,8 @@ def attach_payload(model, link, mass, com=(0.0, 0.0, 0.0), inertia=None, replace
     mass, com, inertia = check_inertial(f'payload on {link!r}', mass, com, inertia)
     record = _record(model)
     kept = tuple(p for p in record.payloads if not (replace and p.link == link))
-    com.setflags(write=False)
-    inertia.setflags(write=False)
-    return _apply(record.base, kept + (Payload(link, mass, com, inertia),))
+    payload = Payload(link, mass, read_only(com), read_only(inertia))
+    return _apply(record.base, kept + (payload,))
 
 
 def detach_payload(model, link=None):

@@ -18,7 +18,8 @@ Time integration of the equations of motion: ``qdd = forward_dynamics(q, qd, tau
 The state ``x = [q; qd]`` obeys ``xd = [qd; FD(q, qd, tau(t, q, qd) - tau_f(qd), f_ext)]``
 (Craig's state-space form, seed 002). Two integrators:
 
-* ``method='rk4'``: the classical fixed-step fourth-order Runge-Kutta scheme; the step is
+* ``method='rk4'``: the classical fixed-step fourth-order Runge-Kutta scheme (:func:`rk4`, which
+  also integrates configurations on a Lie group, such as a free-flyer's); the step is
   ``dt`` (default 1 ms), shortened uniformly so that the last step lands on ``t_final``;
 * ``method='solve_ivp'``: :func:`scipy.integrate.solve_ivp` with an adaptive step
   (``ivp_method``, default ``'DOP853'``, tolerances ``rtol``/``atol``); the result holds the
@@ -145,7 +146,7 @@ def simulate(model, q0, qd0, t_final, dt=None, tau=None, method='rk4', f_ext=Non
     if method == 'rk4':
         h = 1e-3 if dt is None else _positive('dt', dt)
         steps = max(1, math.ceil(t_final / h - 1e-9))
-        t, q, qd = _rk4(acceleration, q0, qd0, t_final, steps)
+        t, q, qd = rk4(acceleration, q0, qd0, t_final, steps)
         return SimulationResult(t=t, q=q, qd=qd, method='rk4', nfev=count[0])
 
     def rate(t, x):
@@ -162,23 +163,58 @@ def simulate(model, q0, qd0, t_final, dt=None, tau=None, method='rk4', f_ext=Non
                             success=bool(sol.success), message=str(sol.message))
 
 
-def _rk4(acceleration, q0, qd0, t_final, steps):
-    """Return ``(t, q, qd)`` after ``steps`` classical Runge-Kutta steps of ``t_final/steps``."""
+def rk4(acceleration, q0, v0, t_final, steps, integrate=None):
+    """
+    Return ``(t, q, v)`` after ``steps`` fourth-order Runge-Kutta steps of ``h = t_final/steps``.
+
+    Integrates ``dq/dt = v`` (in the sense of ``integrate``), ``dv/dt = acceleration(t, q, v)``
+    from ``(q0, v0)`` at ``t = 0``; returns the times ``t`` (steps + 1,) and the states ``q``
+    (steps + 1, nq), ``v`` (steps + 1, nv) at them, the initial state first.
+
+    ``integrate(q, v, dt)`` maps a configuration and a velocity held for ``dt`` to the new
+    configuration; None (default): a vector space, ``q + v dt``, where this is the classical
+    RK4 scheme (Craig's state-space form, seed 002), evaluated by its usual formulas. Otherwise
+    ``q`` lives on a Lie group (e.g. the free-flyer's ``q`` of 7 + n entries with its unit
+    quaternion and ``v`` of 6 + n) and ``integrate`` must be the exponential map of the
+    body-frame velocity, ``q exp(v dt)`` (Pinocchio's ``integrate``, as
+    :func:`denoc_ros.floating_base.integrate_configuration`); ``v`` and ``acceleration`` are
+    vectors in that velocity space. The step is then the commutator-free Lie-group method of
+    order 4 built on the classical RK4 tableau (Celledoni, Marthinsen and Owren 2003, "CF4")::
+
+        Q1 = q                          V1 = v
+        Q2 = integrate(q, V1, h/2)      V2 = v + h/2 a1
+        Q3 = integrate(q, V2, h/2)      V3 = v + h/2 a2
+        Q4 = integrate(Q2, V3 - V1/2, h)     V4 = v + h a3,   a_i = acceleration(t_i, Q_i, V_i)
+        q' = integrate(integrate(q, 3 V1 + 2 V2 + 2 V3 - V4, h/12), -V1 + 2 V2 + 2 V3 + 3 V4, h/12)
+        v' = v + h/6 (a1 + 2 a2 + 2 a3 + a4)
+
+    which is the classical RK4 where velocities commute (joint coordinates) and keeps fourth
+    order for the base rotation, where the simpler ``integrate(q, mean stage velocity, h)``
+    drops to second order. ``integrate`` is called five times per step, ``acceleration`` four.
+    """
     h = t_final / steps
-    n = q0.shape[0]
     t = np.linspace(0.0, t_final, steps + 1)
-    q = np.empty((steps + 1, n))
-    qd = np.empty((steps + 1, n))
-    q[0], qd[0] = q0, qd0
+    q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
+    q = np.empty((steps + 1,) + q0.shape)
+    v = np.empty((steps + 1,) + v0.shape)
+    q[0], v[0] = q0, v0
     for k in range(steps):
-        tk, x, v = t[k], q[k], qd[k]
-        a1 = acceleration(tk, x, v)
-        x2, v2 = x + 0.5 * h * v, v + 0.5 * h * a1
+        tk, x, v1 = t[k], q[k], v[k]
+        a1 = acceleration(tk, x, v1)
+        v2 = v1 + 0.5 * h * a1
+        x2 = x + 0.5 * h * v1 if integrate is None else integrate(x, v1, 0.5 * h)
         a2 = acceleration(tk + 0.5 * h, x2, v2)
-        x3, v3 = x + 0.5 * h * v2, v + 0.5 * h * a2
+        v3 = v1 + 0.5 * h * a2
+        x3 = x + 0.5 * h * v2 if integrate is None else integrate(x, v2, 0.5 * h)
         a3 = acceleration(tk + 0.5 * h, x3, v3)
-        x4, v4 = x + h * v3, v + h * a3
+        v4 = v1 + h * a3
+        x4 = x + h * v3 if integrate is None else integrate(x2, v3 - 0.5 * v1, h)
         a4 = acceleration(tk + h, x4, v4)
-        q[k + 1] = x + h / 6.0 * (v + 2.0 * v2 + 2.0 * v3 + v4)
-        qd[k + 1] = v + h / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
-    return t, q, qd
+        if integrate is None:
+            q[k + 1] = x + h / 6.0 * (v1 + 2.0 * v2 + 2.0 * v3 + v4)
+        else:
+            early = 3.0 * v1 + 2.0 * v2 + 2.0 * v3 - v4
+            late = -v1 + 2.0 * v2 + 2.0 * v3 + 3.0 * v4
+            q[k + 1] = integrate(integrate(x, early, h / 12.0), late, h / 12.0)
+        v[k + 1] = v1 + h / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+    return t, q, v

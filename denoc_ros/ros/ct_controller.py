@@ -22,12 +22,12 @@ The law is the library's, in full (not feed-forward plus a separate PD):
 evaluated as one inverse dynamics at the servoed acceleration
 (:func:`denoc_ros.feedforward.computed_torque`). The desired state comes from the trajectory on
 ``~/reference`` (trajectory_msgs/JointTrajectory, all its points), sampled between points with
-Hermite polynomials (:class:`denoc_ros.trajectory.TrajectorySampler`) at the time stamp of each
-joint state: a trajectory stamped 0 starts at the first joint state after it arrives, otherwise
-at its header stamp. Before any trajectory, and after its end, it holds the last desired (at
-start: the first measured) positions. Efforts go out on ``~/commands`` (Float64MultiArray in
-``joints`` order, for a JointGroupEffortController); ``~/tracking_error`` (JointState: position
-= q_d - q, velocity = qd_d - qd) shows how well it tracks.
+Hermite polynomials (:class:`denoc_ros.ros.trajectory.TrajectorySampler`) at the time stamp of each
+joint state: a trajectory stamped 0 starts at the first joint state after it arrives, otherwise at
+its header stamp. Before any trajectory, and after its end, it holds the last desired (at start:
+the first measured) positions. Efforts go out on ``~/commands`` (Float64MultiArray in ``joints``
+order, for a JointGroupEffortController); ``~/tracking_error`` (JointState: position = q_d - q,
+velocity = qd_d - qd) shows how well it tracks.
 
 ``mass_scale`` multiplies every mass and inertia of the controller's model, to study a wrong
 model (1.1 = 10 % too heavy).
@@ -45,10 +45,10 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ._main import spin_node
 from .conversions import JointMap
+from .trajectory import TrajectorySampler
 from ..description import read_description
 from ..errors import DenocError, InputError
 from ..feedforward import computed_torque
-from ..trajectory import TrajectorySampler
 from ..urdf import load_urdf
 
 

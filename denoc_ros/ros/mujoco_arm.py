@@ -34,7 +34,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .errors import InputError, URDFError
+from ..errors import InputError, URDFError
 
 _STRIPPED = ('visual', 'collision')
 _DROPPED = ('transmission', 'gazebo', 'ros2_control', 'mujoco')

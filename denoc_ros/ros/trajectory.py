@@ -23,7 +23,7 @@ first point the first point's positions hold, after the last the last point's, a
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
 
 
 def _as_table(name, values, shape):
