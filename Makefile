@@ -16,7 +16,7 @@ export DENOC_VENV := $(abspath $(VENV))
 .PHONY: run test bench bench-node soak env env-test lint clean
 
 run: env
-	$(VENV)/bin/demo --robot $(ROBOT)
+	$(VENV)/bin/denoc_demo --robot $(ROBOT)
 
 test: env-test
 	$(VENV)/bin/python -m pytest test $(PYTEST_ARGS)

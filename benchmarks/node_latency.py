@@ -21,15 +21,14 @@ Run from the repository root::
     .venv/bin/python benchmarks/node_latency.py --duration 2 --rate 200   # smoke test
     .venv/bin/python benchmarks/node_latency.py --subscribe-all --drain-limit 0  # variants
 
-This process (the driver) starts two children: the dynamics node
-(``<venv>/bin/dynamics_node --ros-args -p urdf_path:=panda``) and ``benchmarks/relay_node.py``
-in namespace ``/relay``. It publishes 7-joint ``sensor_msgs/JointState`` messages (reliable,
-depth 10; the subscribers are best effort, depth 100) to ``/joint_states`` for the node and
-``/relay/joint_states`` for the relay, and receives ``/denoc_dynamics/feedforward_torques`` and
-``/relay/joint_states_echo`` (whose headers are copies of the input's). Each message carries its
-sequence number in ``header.frame_id`` and its send time (``time.time_ns()``, taken just before
-``publish``) in ``header.stamp``; the round trip is the driver's receive time minus that stamp,
-on the same clock:
+This process (the driver) starts two children: the dynamics node (``<venv>/bin/denoc_dynamics_node
+--ros-args -p urdf_path:=panda``) and ``benchmarks/relay_node.py`` in namespace ``/relay``. It
+publishes 7-joint ``sensor_msgs/JointState`` messages (reliable, depth 10; the subscribers are best
+effort, depth 100) to ``/joint_states`` for the node and ``/relay/joint_states`` for the relay, and
+receives ``/denoc_dynamics/feedforward_torques`` and ``/relay/joint_states_echo`` (whose headers
+are copies of the input's). Each message carries its sequence number in ``header.frame_id`` and its
+send time (``time.time_ns()``, taken just before ``publish``) in ``header.stamp``; the round trip
+is the driver's receive time minus that stamp, on the same clock:
 
 * ``callback``: ``time.time_ns()`` when the driver's subscription callback runs (what a
   controller in the driver's place would see);
@@ -289,11 +288,12 @@ def run(args):
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory
-    node_exe = pathlib.Path(sys.executable).parent / 'dynamics_node'
+    node_exe = pathlib.Path(sys.executable).parent / 'denoc_dynamics_node'
     if not node_exe.exists():
-        found = shutil.which('dynamics_node')
+        found = shutil.which('denoc_dynamics_node')
         if found is None:
-            print(f'dynamics_node is not installed next to {sys.executable}', file=sys.stderr)
+            print(f'denoc_dynamics_node is not installed next to {sys.executable}',
+                  file=sys.stderr)
             shutil.rmtree(home, ignore_errors=True)
             return 1
         node_exe = pathlib.Path(found)

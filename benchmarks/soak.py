@@ -21,8 +21,8 @@ Run from the repository root::
     .venv/bin/python benchmarks/soak.py --duration 60            # 1 min
     .venv/bin/python benchmarks/soak.py --duration 8 --rate 200  # smoke test (test/test_soak.py)
 
-This process (the driver) starts ``<venv>/bin/dynamics_node --ros-args -p urdf_path:=panda -p
-diagnostics_period:=1.0`` and, for ``--duration`` seconds, publishes ``sensor_msgs/JointState``
+This process (the driver) starts ``<venv>/bin/denoc_dynamics_node --ros-args -p urdf_path:=panda
+-p diagnostics_period:=1.0`` and, for ``--duration`` seconds, publishes ``sensor_msgs/JointState``
 for the Panda's joints ``panda_joint1`` .. ``panda_joint7`` on ``/joint_states`` at ``--rate`` Hz
 (reliable writer, depth 10; the node's reader is best effort, depth 100), from a thread on an
 absolute 1/rate schedule that never bursts to catch up (the achieved rate is reported). Each
@@ -319,9 +319,10 @@ def run(args):
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory
 
-    node_exe = pathlib.Path(sys.executable).parent / 'dynamics_node'
+    node_exe = pathlib.Path(sys.executable).parent / 'denoc_dynamics_node'
     if not node_exe.exists():
-        print(f'soak: dynamics_node is not installed next to {sys.executable}', file=sys.stderr)
+        print(f'soak: denoc_dynamics_node is not installed next to {sys.executable}',
+              file=sys.stderr)
         shutil.rmtree(home, ignore_errors=True)
         return 1
     print(f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}, ROS_HOME={home} (node log; "

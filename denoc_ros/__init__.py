@@ -29,7 +29,7 @@ from .dynamics import (cartesian_dynamics, CartesianDynamics, configuration_spac
                        inverse_dynamics, jacobian, jacobian_dot_times_qd,
                        joint_reaction_wrenches, mass_matrix, point_acceleration, point_velocity)
 from .energy import center_of_mass, kinetic_energy, momentum, potential_energy, total_energy
-from .errors import DenocError, InputError, URDFError
+from .errors import DenocError, InputError, PerformanceWarning, URDFError
 from .feedforward import feedforward_terms, FeedforwardTerms, predict
 from .floating_base import FloatingBaseModel, load_floating_base
 from .friction import (forward_dynamics_with_friction, friction_torques,
@@ -47,7 +47,8 @@ __all__ = [
     'forward_dynamics_with_friction', 'Frame', 'frame_pose', 'friction_torques', 'gravity_torques',
     'InputError', 'inverse_dynamics', 'inverse_dynamics_with_friction', 'jacobian',
     'jacobian_dot_times_qd', 'joint_reaction_wrenches', 'kinetic_energy', 'load_floating_base',
-    'load_urdf', 'mass_matrix', 'momentum', 'point_acceleration', 'point_velocity',
+    'load_urdf', 'mass_matrix', 'momentum', 'PerformanceWarning', 'point_acceleration',
+    'point_velocity',
     'potential_energy', 'predict', 'PRISMATIC', 'REVOLUTE', 'RobotModel', 'simulate',
     'SimulationResult', 'total_energy', 'URDFError',
 ]

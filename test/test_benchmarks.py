@@ -70,8 +70,8 @@ def test_run_quick_prints_every_table(tmp_path):
 def test_node_latency_short_run_prints_its_report():
     """benchmarks/node_latency.py --duration 2 --rate 200 drives node and relay to the end."""
     pytest.importorskip('rclpy')
-    if not (pathlib.Path(sys.executable).parent / 'dynamics_node').exists():
-        pytest.skip('dynamics_node is not installed next to the interpreter (run make test)')
+    if not (pathlib.Path(sys.executable).parent / 'denoc_dynamics_node').exists():
+        pytest.skip('denoc_dynamics_node is not installed next to the interpreter (make test)')
     out = run([str(BENCHMARKS / 'node_latency.py'), '--duration', '2', '--rate', '200'],
               timeout=150)
     assert 'Node latency: 7-joint JointState at 200 Hz for 2 s per target' in out, out
@@ -96,8 +96,8 @@ def table_row(out, label):
 def test_node_latency_rounds_with_every_output_subscribed():
     """--rounds 2 --subscribe-all --drain-limit 0: no message lost, every extra output used."""
     pytest.importorskip('rclpy')
-    if not (pathlib.Path(sys.executable).parent / 'dynamics_node').exists():
-        pytest.skip('dynamics_node is not installed next to the interpreter (run make test)')
+    if not (pathlib.Path(sys.executable).parent / 'denoc_dynamics_node').exists():
+        pytest.skip('denoc_dynamics_node is not installed next to the interpreter (make test)')
     out = run([str(BENCHMARKS / 'node_latency.py'), '--duration', '2', '--rate', '200',
                '--rounds', '2', '--subscribe-all', '--drain-limit', '0'], timeout=150)
     assert ('Node latency: 7-joint JointState at 200 Hz for 2 s per target in 2 rounds '

@@ -54,9 +54,9 @@ class Processes:
         self.procs = []
 
     def start(self, name, *ros_args):
-        """Start console script ``name`` with ``--ros-args ...``; return the Popen."""
+        """Start executable ``name`` (console script denoc_<name>) with ``--ros-args ...``."""
         log = open(self.tmp_path / f'{name}_{len(self.procs)}.log', 'w')
-        proc = subprocess.Popen([str(venv_executable(name)), '--ros-args', *ros_args],
+        proc = subprocess.Popen([str(venv_executable(f'denoc_{name}')), '--ros-args', *ros_args],
                                 stdout=log, stderr=subprocess.STDOUT, cwd=self.tmp_path)
         proc.log_path = log.name
         self.procs.append((proc, log))

@@ -29,7 +29,8 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-EXECUTABLES = ('dynamics_node', 'joint_state_source', 'torque_monitor', 'demo')
+EXECUTABLES = ('dynamics_node', 'joint_state_source', 'torque_monitor', 'demo', 'sim_arm',
+               'ct_controller')
 
 
 @pytest.fixture(scope='module')
@@ -56,11 +57,38 @@ def workspace(tmp_path_factory):
     return tmp / 'install'
 
 
+def workspace_env(workspace):
+    """Return the environment of a process run with the workspace sourced (over the venv)."""
+    site = 'lib/python{}.{}/site-packages'.format(*sys.version_info[:2])
+    env = dict(os.environ)
+    env['AMENT_PREFIX_PATH'] = os.pathsep.join(
+        [str(workspace / 'denoc_ros'), str(workspace / 'denoc_ros_interfaces'), sys.prefix])
+    env['PYTHONPATH'] = os.pathsep.join(
+        [str(workspace / 'denoc_ros' / site), str(workspace / 'denoc_ros_interfaces' / site)])
+    return env
+
+
 def test_executables_installed_for_ros2_run(workspace):
-    """``ros2 run denoc_ros <exe>`` looks in <prefix>/lib/denoc_ros: every executable is there."""
+    """
+    ``ros2 run denoc_ros <exe>`` looks in <prefix>/lib/denoc_ros: every executable is there.
+
+    Under its ROS name (``ros2 run``, the launch files) and its console-script name
+    ``denoc_<name>``; nothing goes to a bin/ directory of the workspace.
+    """
     libexec = workspace / 'denoc_ros' / 'lib' / 'denoc_ros'
     for name in EXECUTABLES:
-        assert os.access(libexec / name, os.X_OK), f'{name} missing from {libexec}'
+        for installed in (name, f'denoc_{name}'):
+            assert os.access(libexec / installed, os.X_OK), f'{installed} missing from {libexec}'
+    assert not (workspace / 'denoc_ros' / 'bin').exists()
+
+
+def test_ros_name_runs(workspace):
+    """The executable under its ROS name starts the installed module (``demo --help``)."""
+    demo = workspace / 'denoc_ros' / 'lib' / 'denoc_ros' / 'demo'
+    run = subprocess.run([str(demo), '--help'], cwd=workspace, env=workspace_env(workspace),
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert '--robot' in run.stdout, run.stdout
 
 
 def test_share_files_installed_for_ros2_launch(workspace):
@@ -78,12 +106,7 @@ def test_share_files_installed_for_ros2_launch(workspace):
 
 def test_installed_workspace_resolves(workspace):
     """With the workspace on the path, the ament index, interfaces and resources all resolve."""
-    site = 'lib/python{}.{}/site-packages'.format(*sys.version_info[:2])
-    env = dict(os.environ)
-    env['AMENT_PREFIX_PATH'] = os.pathsep.join(
-        [str(workspace / 'denoc_ros'), str(workspace / 'denoc_ros_interfaces'), sys.prefix])
-    env['PYTHONPATH'] = os.pathsep.join(
-        [str(workspace / 'denoc_ros' / site), str(workspace / 'denoc_ros_interfaces' / site)])
+    env = workspace_env(workspace)
     probe = (
         'import denoc_ros, denoc_ros_interfaces.srv as s\n'
         'from ament_index_python.packages import get_package_share_directory as g\n'

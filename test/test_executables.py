@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-The executables, run as a user runs them: the demo of ``make run`` and ``dynamics_node`` itself.
+The executables, run as a user runs them: ``denoc_demo`` (``make run``) and the dynamics node.
 
 Real processes and real DDS on loopback (set up in conftest.py); the test side is an rclpy node in
 this process. Nothing sleeps a fixed time: every wait is for a peer or a message, with a timeout.
@@ -37,8 +37,8 @@ pytestmark = pytest.mark.ros
 
 
 def test_demo_prints_torques():
-    """``demo`` (what ``make run`` starts) shows torques arriving from the dynamics node."""
-    demo = venv_executable('demo')
+    """``denoc_demo`` (what ``make run`` starts) shows torques arriving from the node."""
+    demo = venv_executable('denoc_demo')
     run = subprocess.run([str(demo), '--robot', 'craig_rr', '--rate', '50', '--duration', '12'],
                          capture_output=True, text=True, timeout=90)
     assert run.returncode == 0, run.stderr
@@ -86,8 +86,8 @@ class Probe:
 
 @pytest.fixture
 def craig_node():
-    """Run ``dynamics_node`` on the bundled Craig RR arm; stop it afterwards."""
-    exe = venv_executable('dynamics_node')
+    """Run ``denoc_dynamics_node`` on the bundled Craig RR arm; stop it afterwards."""
+    exe = venv_executable('denoc_dynamics_node')
     proc = subprocess.Popen([str(exe), '--ros-args', '-p', 'urdf_path:=craig_rr'],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     yield proc

@@ -23,7 +23,6 @@ importable (a ROS install), the launch descriptions are also built for real.
 
 import ast
 import pathlib
-import re
 
 import pytest
 import yaml
@@ -33,9 +32,13 @@ LAUNCH_FILES = sorted((REPO / 'launch').glob('*.launch.py'))
 
 
 def console_scripts():
-    """Return the executable names declared in setup.py's console_scripts."""
-    text = (REPO / 'setup.py').read_text()
-    return set(re.findall(r"'(\w+) = denoc_ros\.[\w.]+:main'", text))
+    """Return the ROS names of the executables setup.py installs (its ``EXECUTABLES``)."""
+    tree = ast.parse((REPO / 'setup.py').read_text())
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and getattr(statement.targets[0], 'id', '') == (
+                'EXECUTABLES'):
+            return set(ast.literal_eval(statement.value))
+    raise AssertionError('setup.py defines no EXECUTABLES')
 
 
 def node_calls(tree):

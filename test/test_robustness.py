@@ -272,7 +272,7 @@ def test_stamps_going_backwards_are_reported_but_computed(fuzz_node):
 ])
 def test_invalid_startup_parameters_exit_nonzero_with_one_line(args, words):
     """The executable stops with status 1 and one line naming the problem, no traceback."""
-    run = subprocess.run([str(venv_executable('dynamics_node')), '--ros-args', *args],
+    run = subprocess.run([str(venv_executable('denoc_dynamics_node')), '--ros-args', *args],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 1
     assert words in run.stderr

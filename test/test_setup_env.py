@@ -61,7 +61,7 @@ def test_unreachable_package_index_is_named(tmp_path):
     stamps = venv / '.denoc_stamps'
     assert not (stamps / 'runtime').exists()
     assert not (stamps / 'interfaces').exists()
-    assert not (venv / 'bin' / 'dynamics_node').exists()
+    assert not (venv / 'bin' / 'denoc_dynamics_node').exists()
 
 
 def test_rerun_is_idempotent_and_quick():
@@ -75,6 +75,17 @@ def test_rerun_is_idempotent_and_quick():
     assert run.returncode == 0, run.stderr
     assert 'installing' not in run.stdout and 'building' not in run.stdout, run.stdout
     assert 'environment ready' in run.stdout
+
+
+def test_console_scripts_in_made_environment():
+    """The venv's bin holds the denoc_-prefixed console scripts (make run's), no generic names."""
+    bin_dir = pathlib.Path(sys.prefix) / 'bin'
+    if not (pathlib.Path(sys.prefix) / '.denoc_stamps' / 'denoc_ros').is_file():
+        pytest.skip('not running inside an environment made by setup_env.sh')
+    for name in ('dynamics_node', 'joint_state_source', 'torque_monitor', 'demo', 'sim_arm',
+                 'ct_controller'):
+        assert (bin_dir / f'denoc_{name}').is_file(), f'denoc_{name} missing from {bin_dir}'
+        assert not (bin_dir / name).exists(), f'{name} in {bin_dir}: a stale or generic name'
 
 
 @pytest.mark.parametrize('module', ['pinocchio', 'mujoco', 'roboticstoolbox', 'rclpy',

@@ -32,8 +32,8 @@ DEFAULT_ROBOT = 'panda'
 
 
 def executable(name):
-    """Return the command that runs console script ``name`` of this installation."""
-    beside = pathlib.Path(sys.executable).parent / name
+    """Return the command that runs executable ``name`` (console script ``denoc_<name>``) here."""
+    beside = pathlib.Path(sys.executable).parent / f'denoc_{name}'
     if beside.is_file():
         return [str(beside)]
     return [sys.executable, '-m', f'denoc_ros.ros.{name}']
