@@ -47,6 +47,14 @@ Sections (``--only``):
     loop of 10,000 single Pinocchio calls (bundled Panda), and against the toolbox on the Puma
     (``rne`` takes the whole trajectory in one call; ``inertia``, ``gravload``, ``accel`` loop in
     Python and get fewer states, scaled to 10,000).
+``floating``
+    a floating base: example-robot-data's Solo-12 quadruped on a free flyer (ours:
+    ``load_urdf(..., floating_base=True)``; Pinocchio: ``buildModelFromUrdf(path,
+    JointModelFreeFlyer())``; q of 7 + 12, v of 6 + 12, joints mapped by name): per-call
+    ``rnea``, ``crba``, ``computeCoriolisMatrix``, ``computeGeneralizedGravity``, ``aba`` and
+    ``computeFrameJacobian`` (``LOCAL_WORLD_ALIGNED``, a foot frame) at one random state (unit
+    quaternion), then 10,000 random states in one call of ours against a Python loop of 10,000
+    single Pinocchio calls.
 ``startup``
     first-call cost: a fresh ``python`` subprocess imports denoc_ros, loads the bundled Panda and
     calls each function once, timed with ``time.perf_counter`` inside the child. *Cold*: numba's
@@ -92,7 +100,7 @@ sys.path.insert(0, str(HERE))
 from dh_to_urdf import dh_to_urdf, make_physical, rigid_body_only  # noqa: E402, I100
 
 TOL = 1e-9
-SECTIONS = ('pinocchio', 'rtb', 'batch', 'startup')
+SECTIONS = ('pinocchio', 'rtb', 'batch', 'floating', 'startup')
 
 
 class MismatchError(RuntimeError):
@@ -528,6 +536,153 @@ def section_batch(pin, rtb, settings, tables):
         print_table(table, tables)
 
 
+# -- floating base -------------------------------------------------------------------------------
+FLOATING_URDF = ('solo_description', 'robots', 'solo12.urdf')
+FLOATING_FRAME = 'FL_FOOT'
+
+
+class FloatingRobot:
+    """A URDF on a free flyer in both libraries, with the index maps between their q and v."""
+
+    def __init__(self, pin, label, path, frame):
+        self.pin, self.label, self.path, self.frame = pin, label, path, frame
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')       # mimic joints, if any
+            self.ours = dr.load_urdf(str(path), floating_base=True)
+        self.pmodel = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+        self.pdata = self.pmodel.createData()
+        m, pm = self.ours, self.pmodel
+        if (pm.nq, pm.nv) != (m.nq, m.nv):
+            raise MismatchError(f'{label}: Pinocchio has nq={pm.nq}, nv={pm.nv}; denoc_ros '
+                                f'nq={m.nq}, nv={m.nv}')
+        ids = []
+        for name in m.joint_names:
+            if not pm.existJointName(name):
+                raise MismatchError(f'{label}: joint {name!r} is not in the Pinocchio model')
+            ids.append(pm.getJointId(name))
+        # iq[k] / iv[k] = Pinocchio's index of our k-th configuration / velocity entry
+        self.iq = np.r_[0:7, [pm.joints[j].idx_q for j in ids]].astype(int)
+        self.iv = np.r_[0:6, [pm.joints[j].idx_v for j in ids]].astype(int)
+        self.frame_id = pm.getFrameId(frame)
+        if self.frame_id >= len(pm.frames):
+            raise MismatchError(f'{label}: no frame {frame!r} in the Pinocchio model')
+
+    def q_to_pin(self, q):
+        out = np.empty_like(q)
+        out[..., self.iq] = q
+        return out
+
+    def v_to_pin(self, v):
+        out = np.empty_like(v)
+        out[..., self.iv] = v
+        return out
+
+    def from_pin(self, v):
+        return np.asarray(v)[..., self.iv]
+
+    def from_pin_matrix(self, m):
+        return np.asarray(m)[..., self.iv[:, None], self.iv]
+
+    def from_pin_columns(self, J):
+        return np.asarray(J)[..., self.iv]
+
+
+def random_floating_batch(model, count, seed):
+    """Return (Q, V, A, TAU): (count, nq) with unit quaternions, the others (count, nv)."""
+    rng = np.random.default_rng(seed)
+    quat = rng.normal(size=(count, 4))
+    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+    Q = np.concatenate((rng.uniform(-1.0, 1.0, (count, 3)), quat,
+                        rng.uniform(-1.0, 1.0, (count, model.dof))), axis=1)
+    return (Q, rng.uniform(-1.0, 1.0, (count, model.nv)),
+            rng.uniform(-1.0, 1.0, (count, model.nv)), rng.uniform(-10.0, 10.0, (count, model.nv)))
+
+
+def floating_pairs(robot):
+    """Return [(function, their call, ours(), theirs(), check)] at one random state."""
+    pin, pm, pd, m = robot.pin, robot.pmodel, robot.pdata, robot.ours
+    q, v, a, tau = (x[0] for x in random_floating_batch(m, 1, 5))
+    pq, pv, pa, pt = robot.q_to_pin(q), robot.v_to_pin(v), robot.v_to_pin(a), robot.v_to_pin(tau)
+    frame, fid = robot.frame, robot.frame_id
+    vec, mat = robot.from_pin, robot.from_pin_matrix
+
+    def sym(M):
+        return np.triu(M) + np.triu(M, 1).T
+
+    return [
+        ('inverse dynamics', 'rnea', lambda: dr.inverse_dynamics(m, q, v, a),
+         lambda: pin.rnea(pm, pd, pq, pv, pa), lambda x, y: check_close('tau', x, vec(y))),
+        ('mass matrix', 'crba', lambda: dr.mass_matrix(m, q), lambda: pin.crba(pm, pd, pq),
+         lambda x, y: check_close('M', x, mat(sym(y)))),
+        ('Coriolis matrix', 'computeCoriolisMatrix', lambda: dr.coriolis_matrix(m, q, v),
+         lambda: pin.computeCoriolisMatrix(pm, pd, pq, pv),
+         lambda x, y: check_close('C', x, mat(y))),
+        ('gravity', 'computeGeneralizedGravity', lambda: dr.gravity_torques(m, q),
+         lambda: pin.computeGeneralizedGravity(pm, pd, pq),
+         lambda x, y: check_close('g', x, vec(y))),
+        ('forward dynamics', 'aba', lambda: dr.forward_dynamics(m, q, v, tau),
+         lambda: pin.aba(pm, pd, pq, pv, pt), lambda x, y: check_close('qdd', x, vec(y))),
+        ('Jacobian', 'computeFrameJacobian', lambda: dr.jacobian(m, q, frame),
+         lambda: pin.computeFrameJacobian(pm, pd, pq, fid, pin.LOCAL_WORLD_ALIGNED),
+         lambda x, y: check_close('J', x, robot.from_pin_columns(y))),
+    ]
+
+
+def section_floating(pin, settings, tables):
+    """Solo-12 on a free flyer: per-call times and a batch against Pinocchio."""
+    base = example_robot_data_dir()
+    if base is None:
+        raise SystemExit('example-robot-data is not installed (pip install example-robot-data)')
+    path = base.joinpath(*FLOATING_URDF)
+    robot = FloatingRobot(pin, 'solo12 (example-robot-data, free flyer)', path, FLOATING_FRAME)
+    m, pm, pd = robot.ours, robot.pmodel, robot.pdata
+    notes = [f'{m.dof} joints on a free flyer: nq = {m.nq}, nv = {m.nv}, {m.nbodies} bodies; '
+             'q = [base position, quaternion x y z w, joints], v = [base linear, base angular '
+             '(base frame), joint rates], the conventions of Pinocchio; random unit quaternion',
+             f'Jacobian: frame {robot.frame}, LOCAL_WORLD_ALIGNED; crba fills the upper '
+             'triangle only (as Pinocchio returns it)']
+    print_table(compare_and_time(f'{robot.label} vs Pinocchio {pin.__version__}',
+                                 floating_pairs(robot), settings, notes), tables)
+
+    N = settings.batch_states
+    Q, V, A, TAU = random_floating_batch(m, N, 6)
+    PQ, PV, PA, PT = robot.q_to_pin(Q), robot.v_to_pin(V), robot.v_to_pin(A), robot.v_to_pin(TAU)
+
+    def loop(fn, *arrays):
+        return lambda: np.array([fn(pm, pd, *row) for row in zip(*arrays)])
+
+    def check_vec(what):
+        return lambda x, y: check_close(what, x, robot.from_pin(y))
+
+    def check_mat(what, sym=False):
+        def check(x, y):
+            if sym:
+                y = np.triu(y) + np.swapaxes(np.triu(y, 1), -1, -2)
+            return check_close(what, x, robot.from_pin_matrix(y))
+        return check
+    table = Table(f'Batch: {N:,} random states, {robot.label} vs Pinocchio {pin.__version__}',
+                  ['function', 'their call', 'ours [ms]', 'theirs [ms]', 'ours/theirs',
+                   'ours [states/s]'],
+                  [f'ours: one call with q of shape (N, {m.nq}); theirs: a Python loop of N '
+                   'single calls (results collected into an array); results checked equal '
+                   '(1e-9)'], left=2)
+    rows = [
+        ('inverse dynamics', 'rnea', lambda: dr.inverse_dynamics(m, Q, V, A),
+         loop(pin.rnea, PQ, PV, PA), check_vec('tau')),
+        ('mass matrix', 'crba', lambda: dr.mass_matrix(m, Q), loop(pin.crba, PQ),
+         check_mat('M', sym=True)),
+        ('Coriolis matrix', 'computeCoriolisMatrix', lambda: dr.coriolis_matrix(m, Q, V),
+         loop(pin.computeCoriolisMatrix, PQ, PV), check_mat('C')),
+        ('gravity', 'computeGeneralizedGravity', lambda: dr.gravity_torques(m, Q),
+         loop(pin.computeGeneralizedGravity, PQ), check_vec('g')),
+        ('forward dynamics', 'aba', lambda: dr.forward_dynamics(m, Q, V, TAU),
+         loop(pin.aba, PQ, PV, PT), check_vec('qdd')),
+    ]
+    for function, name, ours, theirs, check in rows:
+        batch_row(table, function, name, N, ours, theirs, N, check, settings)
+    print_table(table, tables)
+
+
 # -- start-up ------------------------------------------------------------------------------------
 STARTUP_CHILD = r"""
 import sys, time
@@ -707,7 +862,7 @@ def main(argv=None):
         header.append('--quick: tiny repeat counts, the numbers are not meaningful')
     print('\n'.join(header), end='\n\n', flush=True)
     pin = rtb = None
-    if {'pinocchio', 'batch'} & set(sections):
+    if {'pinocchio', 'batch', 'floating'} & set(sections):
         import pinocchio as pin
     if {'rtb', 'batch'} & set(sections):
         with warnings.catch_warnings():
@@ -721,6 +876,8 @@ def main(argv=None):
             section_rtb(rtb, settings, tables)
         if 'batch' in sections:
             section_batch(pin, rtb, settings, tables)
+        if 'floating' in sections:
+            section_floating(pin, settings, tables)
         if 'startup' in sections:
             section_startup(args, tables)
     except MismatchError as err:

@@ -18,66 +18,41 @@ Energy, momentum and centre of mass of the whole robot, body by body.
 Craig's Lagrangian quantities (seed 002, ch. 6): the kinetic energy of link ``i``
 ``k_i = 1/2 m_i v_Ci . v_Ci + 1/2 w_i . I_i w_i`` and the potential energy
 ``u_i = -m_i g . C_i``. They are summed from the velocity of each mass centre and the angular
-velocity of each body, found by an outward recursion of this module's own (not from the mass
-matrix), so that ``kinetic_energy == 1/2 qd^T M(q) qd`` is an independent check of
+velocity of each body, given by the compiled forward recursion
+(:func:`denoc_ros.dynamics.kinematics.body_states_batch`: poses and twists, Saha Eq. 12), not
+from the mass matrix, so that ``kinetic_energy == 1/2 qd^T M(q) qd`` is an independent check of
 :func:`denoc_ros.mass_matrix`.
 
-Every vector is expressed in the base frame; the angular momentum is taken about the base
-origin. ``q``, ``qd`` may carry leading batch axes: ``(..., n)`` gives ``(...)`` for energies
-and ``(..., 3)`` for vectors.
+Every vector is expressed in the base frame of a fixed-base model, in the world frame of a
+floating-base one (whose base, body 0, counts like any other body); the angular momentum is
+taken about that frame's origin. ``q`` (..., nq), ``qd`` (..., nv) may carry leading batch
+axes: they give ``(...)`` for energies and ``(..., 3)`` for vectors.
 """
 
 import numpy as np
 
-from .dynamics._state import finish, prepare
+from .dynamics._state import finish, kernel_arrays, prepare
+from .dynamics.kinematics import body_states_batch
 from .errors import InputError
-from .model import PRISMATIC
-from .spatial import axis_rotation
 
 
 def body_states(model, q, qd=None):
     """
     Return per-body ``R``, mass centre ``c``, and if ``qd`` is given ``w`` and ``v_c``.
 
-    Outward recursion over the bodies (parents first), vectorised over the batch ``B``:
-    ``R`` (B, n, 3, 3) body orientations, ``c`` (B, n, 3) mass-centre positions, ``w``
-    (B, n, 3) angular velocities and ``v_c`` (B, n, 3) mass-centre velocities, all in the
-    base frame. ``q``, ``qd`` have shape (B, n).
+    One call of the compiled kernel for the batch ``B`` of checked states ``q`` (B, nq),
+    ``qd`` (B, nv): ``R`` (B, nb, 3, 3) body orientations, ``c`` (B, nb, 3) mass-centre
+    positions, ``w`` (B, nb, 3) angular velocities and ``v_c`` (B, nb, 3) mass-centre
+    velocities, base (fixed) or world (floating) axes; ``nb = model.nbodies``.
     """
-    batch, n = q.shape
-    R = np.empty((batch, n, 3, 3))
-    o = np.empty((batch, n, 3))
-    w = np.zeros((batch, n, 3))
-    v = np.zeros((batch, n, 3))      # velocity of the body-frame origin
-    for i in range(n):
-        k = model.parent[i]
-        Rk = np.broadcast_to(np.eye(3), (batch, 3, 3)) if k < 0 else R[:, k]
-        ok = np.zeros((batch, 3)) if k < 0 else o[:, k]
-        R_joint = np.broadcast_to(model.joint_rotation[i], (batch, 3, 3))
-        R_fixed = Rk @ R_joint                        # body frame at q_i = 0
-        axis = np.einsum('bij,j->bi', R_fixed, model.axis[i])   # joint axis, base frame
-        o[:, i] = ok + np.einsum('bij,j->bi', Rk, model.joint_translation[i])
-        if model.joint_type[i] == PRISMATIC:
-            R[:, i] = R_fixed
-            o[:, i] += axis * q[:, i, None]
-        else:
-            R[:, i] = R_fixed @ axis_rotation(model.axis[i], q[:, i])
-        if qd is None:
-            continue
-        wk = np.zeros((batch, 3)) if k < 0 else w[:, k]
-        vk = np.zeros((batch, 3)) if k < 0 else v[:, k]
-        # The frame origin moves with the parent: v_i = v_k + w_k x (o_i - o_k).
-        v[:, i] = vk + np.cross(wk, o[:, i] - ok)
-        if model.joint_type[i] == PRISMATIC:
-            w[:, i] = wk
-            v[:, i] += axis * qd[:, i, None]
-        else:
-            w[:, i] = wk + axis * qd[:, i, None]
-    d = np.einsum('bnij,nj->bni', R, model.com)      # origin to mass centre, base frame
-    c = o + d
-    if qd is None:
-        return R, c, None, None
-    return R, c, w, v + np.cross(w, d)
+    pk = model.packed
+    size = q.shape[0]
+    (q, qd), _ = kernel_arrays(model, (q, np.zeros((size, pk.n)) if qd is None else qd))
+    R = np.empty((size, pk.nb, 9))
+    c = np.empty((size, pk.nb, 3))
+    t = np.empty((size, pk.nb, 6))
+    body_states_batch(pk.ints, pk.reals, q, qd, R, c, t)
+    return R.reshape(size, pk.nb, 3, 3), c, t[..., :3], t[..., 3:]
 
 
 def kinetic_energy(model, q, qd):
@@ -95,7 +70,11 @@ def kinetic_energy(model, q, qd):
 
 
 def potential_energy(model, q):
-    """Return ``U = -sum_i m_i g . C_i`` (Craig ch. 6), zero level through the base origin."""
+    """
+    Return ``U = -sum_i m_i g . C_i`` (Craig ch. 6), shape (...).
+
+    The zero level passes through the base origin (the world origin for a floating base).
+    """
     batch, (q,), _ = prepare(model, (('q', q),))
     _, c, _, _ = body_states(model, q)
     u = -np.einsum('n,bni,i->b', model.mass, c, model.gravity)
@@ -111,7 +90,8 @@ def momentum(model, q, qd):
     """
     Return ``(p, h)``: linear momentum and angular momentum about the base origin, each (..., 3).
 
-    ``p = sum_i m_i v_Ci``; ``h = sum_i (C_i x m_i v_Ci + I_i w_i)``, base-frame axes.
+    ``p = sum_i m_i v_Ci``; ``h = sum_i (C_i x m_i v_Ci + I_i w_i)``, base-frame axes (for a
+    floating-base model: world axes, about the world origin, the base included).
     """
     batch, (q, qd), _ = prepare(model, (('q', q), ('qd', qd)))
     R, c, w, vc = body_states(model, q, qd)
@@ -124,7 +104,12 @@ def momentum(model, q, qd):
 
 
 def center_of_mass(model, q):
-    """Return the centre of mass ``sum_i m_i C_i / sum_i m_i`` of the moving bodies, (..., 3)."""
+    """
+    Return the centre of mass ``sum_i m_i C_i / sum_i m_i`` of the bodies, (..., 3).
+
+    The moving bodies of a fixed-base model (base frame); the base and every body of a
+    floating-base one (world frame).
+    """
     batch, (q,), _ = prepare(model, (('q', q),))
     total = float(np.sum(model.mass))
     if not total > 0.0:

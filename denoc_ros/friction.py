@@ -94,11 +94,13 @@ def friction_torques(model, qd, viscous=None, coulomb=None, smoothing=DEFAULT_SM
     """
     Return the joint friction ``v qd + c tanh(qd / v_s)`` (Craig's ``v qd + c sgn(qd)``).
 
-    ``qd`` has shape ``(..., n)``; so has the result. ``viscous`` (``v``) and ``coulomb``
+    ``qd`` has shape ``(..., nv)``; so has the result. ``viscous`` (``v``) and ``coulomb``
     (``c``) default to the model's URDF ``damping`` and ``friction``; pass a scalar, a
     length-``n`` array or a ``{joint_name: value}`` mapping to override them. ``smoothing`` is
     the velocity scale ``v_s`` > 0 (scalar or per joint); ``0`` gives the exact ``c sgn(qd)``.
     The result opposes the motion when subtracted from the motor torque (see module docstring).
+    For a floating-base model friction acts on the joint rates ``qd[..., 6:]``; the base's six
+    entries of the result are zero.
     """
     batch, (qd,), _ = prepare(model, (('qd', qd),))
     v = friction_coefficients(model, 'viscous', viscous, model.damping)
@@ -106,13 +108,17 @@ def friction_torques(model, qd, viscous=None, coulomb=None, smoothing=DEFAULT_SM
     if smoothing is None:
         smoothing = DEFAULT_SMOOTHING
     v_s = friction_coefficients(model, 'smoothing', smoothing, np.zeros(model.dof))
-    tau = v * qd
+    base = model.nv - model.dof  # 6 for a floating base: its velocities feel no joint friction
+    rates = qd[:, base:]
+    tau = np.zeros(qd.shape)
+    joints = tau[:, base:]
+    joints += v * rates
     exact = v_s == 0.0
     if exact.any():
-        tau[:, exact] += c[exact] * np.sign(qd[:, exact])
+        joints[:, exact] += c[exact] * np.sign(rates[:, exact])
     smooth = ~exact
     if smooth.any():
-        tau[:, smooth] += c[smooth] * np.tanh(qd[:, smooth] / v_s[smooth])
+        joints[:, smooth] += c[smooth] * np.tanh(rates[:, smooth] / v_s[smooth])
     return finish(batch, tau, 'friction_torques')
 
 
@@ -121,7 +127,7 @@ def inverse_dynamics_with_friction(model, q, qd, qdd, f_ext=None, viscous=None, 
     """
     Return ``tau = ID(q, qd, qdd) + tau_friction(qd)``: the motor torque including friction.
 
-    Craig's ``tau = M qdd + V + G + F(q, qd)`` (seed 002); shape ``(..., n)``. Friction keywords
+    Craig's ``tau = M qdd + V + G + F(q, qd)`` (seed 002); shape ``(..., nv)``. Friction keywords
     as in :func:`friction_torques`; ``f_ext`` as in :func:`denoc_ros.inverse_dynamics`.
     """
     tau = inverse_dynamics(model, q, qd, qdd, f_ext)
@@ -133,7 +139,7 @@ def forward_dynamics_with_friction(model, q, qd, tau, f_ext=None, viscous=None, 
     """
     Return ``qdd = FD(q, qd, tau - tau_friction(qd))``: the motion under motor torque and friction.
 
-    Shape ``(..., n)``. Friction keywords as in :func:`friction_torques`; ``f_ext`` as in
+    Shape ``(..., nv)``. Friction keywords as in :func:`friction_torques`; ``f_ext`` as in
     :func:`denoc_ros.forward_dynamics`. With the default smooth Coulomb term the right-hand side
     is continuous in ``qd``, so it can be integrated by ordinary ODE solvers.
     """

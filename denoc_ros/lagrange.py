@@ -37,7 +37,8 @@ The derivatives use Uicker's 4x4 joint generators ``Q_j`` (the joint's twist in 
 ``dT_p/dq_j = T_j Q_j (T_j^-1 T_p)`` and, for ``j`` supporting ``k`` (or ``j == k``),
 ``d2T_p/dq_j dq_k = T_j Q_j (T_j^-1 T_k) Q_k (T_k^-1 T_p)``. The kinematics are written here
 from the model arrays, independently of :mod:`denoc_ros.dynamics.kinematics`. Single states
-only: this module is a check on the O(n) algorithms, not a fast path.
+of fixed-base models only (a floating base raises InputError): this module is a check on the
+O(n) algorithms, not a fast path.
 """
 
 import numpy as np
@@ -163,7 +164,17 @@ class _Derivatives:
         return self.twist[outer] @ self.twist[inner] @ self.T[p]
 
 
+def _fixed_base(model):
+    """Raise InputError unless ``model`` is a fixed-base RobotModel (the reference's scope)."""
+    check_model(model)
+    if model.floating:
+        raise InputError(f'model {model.name!r} has a floating base: the Lagrange reference '
+                         'covers fixed-base models only (revolute and prismatic joints); use '
+                         'the floating-base model with the denoc_ros.dynamics functions')
+
+
 def _state(model, name, value):
+    _fixed_base(model)
     arr = joint_vector(model, name, value)
     if arr.shape != (model.dof,):
         raise InputError(f'{name} has shape {arr.shape}: the Lagrange reference takes one state '
@@ -178,7 +189,6 @@ def _first_derivatives(der, p):
 
 def lagrange_mass_matrix(model, q):
     """Return ``D_ij = sum_p Trace(dT_p/dq_j J_p dT_p^T/dq_i)`` (Feng Eq. 2), (n, n)."""
-    check_model(model)
     q = _state(model, 'q', q)
     n = model.dof
     der = _Derivatives(model, q)
@@ -195,7 +205,6 @@ def lagrange_mass_matrix(model, q):
 
 def lagrange_coriolis_coefficients(model, q):
     """Return ``D_ijk = sum_p Trace(d2T_p/dq_j dq_k J_p dT_p^T/dq_i)`` (Feng Eq. 3), (n, n, n)."""
-    check_model(model)
     q = _state(model, 'q', q)
     n = model.dof
     der = _Derivatives(model, q)
@@ -223,7 +232,6 @@ def lagrange_coriolis_torques(model, q, qd):
 
 def lagrange_gravity_torques(model, q):
     """Return ``D_i = -sum_p m_p g^T dT_p/dq_i r_p`` (Feng Eq. 4), (n,)."""
-    check_model(model)
     q = _state(model, 'q', q)
     n = model.dof
     der = _Derivatives(model, q)

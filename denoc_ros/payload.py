@@ -25,7 +25,9 @@ flange or tool frame), by the parallel-axis theorem (Craig ch. 6, seed 002)::
 
 all in the body frame (``c_p`` and ``I_p`` are mapped from the link frame with the link's
 placement ``model.frame(link)``; :func:`denoc_ros.spatial.combine_inertials` does the sum). A
-payload on the base (or a link welded to it) is recorded but changes no dynamics.
+payload on the fixed base (or a link welded to it) is recorded but changes no dynamics; on a
+floating-base model the base is body 0 and carries a payload like any other body (the mass
+arrays have ``model.nbodies`` rows either way).
 
 Replacing and removing payloads. Every model returned by this module remembers the model it
 was derived from without payloads (its *base model*) and the payloads attached since, in a
@@ -74,8 +76,8 @@ def _apply(base, payloads):
     mass, com, inertia = np.array(base.mass), np.array(base.com), np.array(base.inertia)
     for p in payloads:
         frame = base.frame(p.link)
-        if frame.body < 0:
-            continue  # welded to the fixed base: no effect on the dynamics
+        if frame.body < 0:  # welded to the fixed base (a floating base is body 0, not -1)
+            continue  # no effect on the dynamics
         i = frame.body
         c_p = frame.translation + frame.rotation @ p.com
         I_p = rotate_inertia(frame.rotation, p.inertia)

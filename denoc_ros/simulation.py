@@ -27,6 +27,12 @@ The state ``x = [q; qd]`` obeys ``xd = [qd; FD(q, qd, tau(t, q, qd) - tau_f(qd),
 
 Joint friction (off by default) uses the model's URDF coefficients, Craig's viscous plus
 Coulomb model ``tau_f = v qd + c tanh(qd / v_s)`` with the Coulomb sign smoothed over ``v_s``.
+
+A floating-base model (``q`` of ``7 + n``, ``qd`` the velocity ``v`` of ``6 + n``) is
+integrated on its Lie group: RK4 steps the configuration with the free-flyer exponential
+(:func:`denoc_ros.spatial.integrate_free_flyer`, Pinocchio's ``integrate``), so the quaternion
+stays of unit length; ``solve_ivp`` integrates ``dq/dt = free_flyer_rate(q, v)``, whose flow
+keeps the quaternion's norm, and the quaternions of its output are normalised.
 """
 
 from dataclasses import dataclass
@@ -39,6 +45,7 @@ from .dynamics import forward_dynamics
 from .dynamics._state import check_model, joint_vector, wrench_array
 from .errors import InputError
 from .friction import friction_torques
+from .spatial import free_flyer_rate, integrate_free_flyer
 
 METHODS = ('rk4', 'solve_ivp')
 
@@ -46,7 +53,7 @@ METHODS = ('rk4', 'solve_ivp')
 @dataclass(frozen=True, eq=False)
 class SimulationResult:
     """
-    A simulated trajectory: times ``t`` (T,), positions ``q`` (T, n), velocities ``qd`` (T, n).
+    A simulated trajectory: times ``t`` (T,), positions ``q`` (T, nq), velocities ``qd`` (T, nv).
 
     ``nfev`` counts calls of the forward dynamics; ``success`` and ``message`` report whether
     the integrator reached ``t_final`` (always true for RK4).
@@ -82,16 +89,28 @@ def _input_function(model, name, value, check):
 
 
 def _check_tau(model, name, value):
+    """Return one force vector (nv,); for a floating model also (n,): no base wrench."""
+    if model.floating and np.shape(value)[-1:] == (model.dof,):
+        value = np.concatenate((np.zeros(6), np.asarray(value, dtype=float).reshape(-1)))
     arr = joint_vector(model, name, value)
-    if arr.shape != (model.dof,):
-        raise InputError(f'{name} has shape {arr.shape}, expected ({model.dof},)')
+    if arr.shape != (model.nv,):
+        raise InputError(f'{name} has shape {arr.shape}, expected ({model.nv},)')
+    return arr
+
+
+def _check_state(model, name, value):
+    """Return one configuration (nq,) (``q0``) or velocity (nv,), checked."""
+    arr = joint_vector(model, name, value)
+    size = model.nq if name == 'q0' else model.nv
+    if arr.shape != (size,):
+        raise InputError(f'{name} has shape {arr.shape}, expected ({size},)')
     return arr
 
 
 def _check_wrench(model, name, value):
     arr = wrench_array(model, name, value)
-    if arr.shape != (model.dof, 6):
-        raise InputError(f'{name} has shape {arr.shape}, expected ({model.dof}, 6)')
+    if arr.shape != (model.nbodies, 6):
+        raise InputError(f'{name} has shape {arr.shape}, expected ({model.nbodies}, 6)')
     return arr
 
 
@@ -113,19 +132,21 @@ def simulate(model, q0, qd0, t_final, dt=None, tau=None, method='rk4', f_ext=Non
     """
     Integrate the forward dynamics from ``(q0, qd0)`` over ``[0, t_final]``.
 
-    ``tau``: None (no joint forces), a constant (n,) array, or a callable ``tau(t, q, qd)``
-    returning (n,). ``f_ext``: None, a constant (n, 6) array of body wrenches or a callable
+    ``tau``: None (no joint forces), a constant (nv,) array, or a callable ``tau(t, q, qd)``
+    returning (nv,); for a floating-base model also (n,): joint forces, no base wrench.
+    ``f_ext``: None, a constant (nbodies, 6) array of body wrenches or a callable
     ``f_ext(t, q, qd)`` (as in :func:`denoc_ros.forward_dynamics`). ``friction``: None (off),
     True (the model's URDF damping and friction, Coulomb term smoothed over
     ``friction_smoothing`` rad/s) or a callable ``tau_f(qd)`` that opposes the motion.
     ``method``: ``'rk4'`` (fixed step ``dt``, default 1e-3 s) or ``'solve_ivp'`` (adaptive,
     ``ivp_method``, ``rtol``, ``atol``; output at every ``dt`` if given). Returns a
-    :class:`SimulationResult`.
+    :class:`SimulationResult`. A floating-base model: ``q0`` (7 + n), ``qd0`` (6 + n), see the
+    module docstring.
     """
     check_model(model)
-    n = model.dof
-    q0 = _check_tau(model, 'q0', q0)
-    qd0 = _check_tau(model, 'qd0', qd0)
+    nq, n = model.nq, model.nv
+    q0 = _check_state(model, 'q0', q0)
+    qd0 = _check_state(model, 'qd0', qd0)
     t_final = _positive('t_final', t_final)
     if method not in METHODS:
         raise InputError(f'unknown method {method!r}; choose one of {", ".join(METHODS)}')
@@ -146,11 +167,17 @@ def simulate(model, q0, qd0, t_final, dt=None, tau=None, method='rk4', f_ext=Non
     if method == 'rk4':
         h = 1e-3 if dt is None else _positive('dt', dt)
         steps = max(1, math.ceil(t_final / h - 1e-9))
-        t, q, qd = rk4(acceleration, q0, qd0, t_final, steps)
+        t, q, qd = rk4(acceleration, q0, qd0, t_final, steps,
+                       integrate_free_flyer if model.floating else None)
         return SimulationResult(t=t, q=q, qd=qd, method='rk4', nfev=count[0])
 
     def rate(t, x):
-        return np.concatenate((x[n:], acceleration(t, x[:n], x[n:])))
+        q, qd = x[:nq], x[nq:]
+        if not model.floating:
+            return np.concatenate((qd, acceleration(t, q, qd)))
+        q = q.copy()
+        q[3:7] /= np.linalg.norm(q[3:7])  # the solver's stages drift off the unit sphere a little
+        return np.concatenate((free_flyer_rate(q, qd), acceleration(t, q, qd)))
 
     t_eval = None
     if dt is not None:
@@ -158,7 +185,10 @@ def simulate(model, q0, qd0, t_final, dt=None, tau=None, method='rk4', f_ext=Non
         t_eval = np.append(np.arange(0.0, t_final - 1e-9 * h, h), t_final)
     sol = solve_ivp(rate, (0.0, t_final), np.concatenate((q0, qd0)), method=ivp_method,
                     t_eval=t_eval, rtol=_positive('rtol', rtol), atol=_positive('atol', atol))
-    return SimulationResult(t=sol.t, q=sol.y[:n].T.copy(), qd=sol.y[n:].T.copy(),
+    q = sol.y[:nq].T.copy()
+    if model.floating:
+        q[:, 3:7] /= np.linalg.norm(q[:, 3:7], axis=1, keepdims=True)
+    return SimulationResult(t=sol.t, q=q, qd=sol.y[nq:].T.copy(),
                             method=f'solve_ivp/{ivp_method}', nfev=count[0],
                             success=bool(sol.success), message=str(sol.message))
 
@@ -177,7 +207,7 @@ def rk4(acceleration, q0, v0, t_final, steps, integrate=None):
     ``q`` lives on a Lie group (e.g. the free-flyer's ``q`` of 7 + n entries with its unit
     quaternion and ``v`` of 6 + n) and ``integrate`` must be the exponential map of the
     body-frame velocity, ``q exp(v dt)`` (Pinocchio's ``integrate``, as
-    :func:`denoc_ros.floating_base.integrate_configuration`); ``v`` and ``acceleration`` are
+    :func:`denoc_ros.spatial.integrate_free_flyer`); ``v`` and ``acceleration`` are
     vectors in that velocity space. The step is then the commutator-free Lie-group method of
     order 4 built on the classical RK4 tableau (Celledoni, Marthinsen and Owren 2003, "CF4")::
 

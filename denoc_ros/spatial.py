@@ -28,7 +28,11 @@ own scalar arithmetic). Conventions, stated once for the whole library:
 * URDF ``rpy = (roll, pitch, yaw)`` means ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes).
 * A rigid body's inertial is its mass ``m``, centre of mass ``c`` (3,) and rotational inertia
   ``I`` (3, 3) about the centre of mass, all in the axes of one frame (Craig ch. 6, seed 002).
-* ``skew``, ``axis_rotation``, the quaternion functions take leading batch axes ``(...)``.
+* A free-flyer configuration (Pinocchio's ``JointModelFreeFlyer``, then 1-DoF joints) is
+  ``q = [position (3), quaternion x y z w (4), joints]``, its velocity ``v = [linear (3),
+  angular (3), joint rates]`` with both base parts in the base frame.
+* ``skew``, ``axis_rotation``, the quaternion and free-flyer functions take leading batch axes
+  ``(...)``.
 """
 
 import math
@@ -38,9 +42,9 @@ import numpy as np
 from .errors import InputError
 
 __all__ = [
-    'axis_rotation', 'check_inertial', 'combine_inertials', 'matrix_to_quaternion',
-    'parallel_axis', 'quaternion_product', 'quaternion_to_matrix', 'read_only',
-    'rotate_inertia', 'rpy_to_matrix', 'skew',
+    'axis_rotation', 'check_inertial', 'combine_inertials', 'free_flyer_rate',
+    'integrate_free_flyer', 'matrix_to_quaternion', 'parallel_axis', 'quaternion_product',
+    'quaternion_to_matrix', 'read_only', 'rotate_inertia', 'rpy_to_matrix', 'skew',
 ]
 
 
@@ -155,6 +159,65 @@ def quaternion_product(a, b):
                      aw * by - ax * bz + ay * bw + az * bx,
                      aw * bz + ax * by - ay * bx + az * bw,
                      aw * bw - ax * bx - ay * by - az * bz), axis=-1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Free-flyer configurations (q = [p, quaternion x y z w, joints], v = [v, w (base frame), qd])
+# ---------------------------------------------------------------------------------------------
+
+def integrate_free_flyer(q, v, dt=1.0):
+    """
+    Return ``q exp(v dt)``: the configuration reached moving at constant ``v`` for ``dt``.
+
+    Pinocchio's ``integrate`` on a free flyer followed by 1-DoF joints: the base moves along
+    the SE(3) exponential of its body twist ``(rho, phi) = v[:6] dt``, ``R' = R exp([phi]x)``,
+    ``p' = p + R V rho`` with ``V = 1 + b [phi]x + c [phi]x^2``, ``b = (1 - cos t) / t^2``,
+    ``c = (t - sin t) / t^3``, ``t = |phi|``; the joints move by ``v[6:] dt``. ``q`` (..., 7 + n),
+    ``v`` (..., 6 + n) and ``dt`` (scalar or (...)) broadcast; the quaternion comes out
+    normalised. No checks: callers check sizes (see :mod:`denoc_ros.floating_base`).
+    """
+    q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+    dt = np.asarray(dt, dtype=float)[..., None]
+    phi, rho = v[..., 3:6] * dt, v[..., :3] * dt
+    theta = np.linalg.norm(phi, axis=-1, keepdims=True)
+    half_sinc = np.sinc(theta / (2.0 * np.pi))  # sin(t/2) / (t/2), exact at t = 0
+    b = 0.5 * half_sinc * half_sinc
+    t2 = theta * theta
+    # (t - sin t) / t^3: its series below t = 0.1 (next term t^10 / 13! < 2e-20), where the
+    # difference would cancel.
+    small = theta < 0.1
+    safe = np.where(small, 1.0, theta)
+    c = np.where(small, 1.0 / 6.0 - t2 / 120.0 * (1.0 - t2 / 42.0 * (1.0 - t2 / 72.0 * (
+        1.0 - t2 / 110.0))), (safe - np.sin(safe)) / safe ** 3)
+    phi_rho = np.cross(phi, rho)
+    step = rho + b * phi_rho + c * np.cross(phi, phi_rho)  # V rho
+    rotation = quaternion_to_matrix(q[..., 3:7])
+    position = q[..., :3] + np.einsum('...ij,...j->...i', rotation, step)
+    turn = np.concatenate((0.5 * half_sinc * phi, np.cos(0.5 * theta)), axis=-1)
+    quaternion = quaternion_product(q[..., 3:7], turn)
+    quaternion /= np.linalg.norm(quaternion, axis=-1, keepdims=True)
+    joints = q[..., 7:] + v[..., 6:] * dt
+    batch = np.broadcast_shapes(position.shape[:-1], joints.shape[:-1])
+    return np.concatenate([np.broadcast_to(part, batch + part.shape[-1:])
+                           for part in (position, quaternion, joints)], axis=-1)
+
+
+def free_flyer_rate(q, v):
+    """
+    Return ``dq/dt`` (..., 7 + n) of a free-flyer configuration moving with velocity ``v``.
+
+    ``p' = R v_lin``, ``quaternion' = 1/2 quaternion (x) [w; 0]`` (Hamilton product, ``w`` the
+    base-frame angular velocity), ``joints' = qd``; the quaternion is normalised first.
+    """
+    q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+    quaternion = q[..., 3:7] / np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
+    position = np.einsum('...ij,...j->...i', quaternion_to_matrix(quaternion), v[..., :3])
+    spin = np.concatenate((v[..., 3:6], np.zeros(v.shape[:-1] + (1,))), axis=-1)
+    turning = 0.5 * quaternion_product(quaternion, spin)
+    joints = v[..., 6:]
+    batch = np.broadcast_shapes(position.shape[:-1], joints.shape[:-1])
+    return np.concatenate([np.broadcast_to(part, batch + part.shape[-1:])
+                           for part in (position, turning, joints)], axis=-1)
 
 
 # ---------------------------------------------------------------------------------------------

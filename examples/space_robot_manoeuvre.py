@@ -85,7 +85,7 @@ def main(argv=None):
     peak = max(attitude_angle(run.q[0, 3:7], q[3:7]) for q in run.q)
     tracking = np.abs(run.q[-1, 7:] - reference(duration)[0]).max()
 
-    print(f'space robot: {model.total_mass:.0f} kg, base {model.base_mass:.0f} kg, '
+    print(f'space robot: {model.total_mass:.0f} kg, base {model.mass[0]:.0f} kg, '
           f'{model.dof} joints; arm A moves {np.degrees(np.abs(delta).max()):.0f} deg at most '
           f'in {duration:g} s (RK4, dt = {args.dt:g} s, {len(run.t) - 1} steps)')
     print(f'base attitude drift at the end: {math.degrees(drift):.3f} deg '

@@ -53,6 +53,8 @@ def test_run_quick_prints_every_table(tmp_path):
               'panda (example-robot-data, chain to panda_link8) vs Pinocchio',
               'Puma560 vs Robotics Toolbox', 'Stanford vs Robotics Toolbox',
               'Batch: 200 random states, panda', 'Batch: 200 random states, Puma560',
+              'solo12 (example-robot-data, free flyer) vs Pinocchio',
+              'Batch: 200 random states, solo12 (example-robot-data, free flyer)',
               'Start-up: fresh subprocess']
     for title in titles:
         assert title in out, f'missing table {title!r} in:\n{out}'
@@ -61,7 +63,7 @@ def test_run_quick_prints_every_table(tmp_path):
         assert function in out
     assert 'ours/theirs' in out and 'machine:' in out
     text = markdown.read_text()
-    assert all(f'### {title}' in text for title in titles[:5])
+    assert all(f'### {title}' in text for title in titles[:5] + titles[7:9])
     assert '| function |' in text
 
 

@@ -19,6 +19,8 @@ Independent references: ``1/2 qd^T M qd`` with M from the composite-body algorit
 energy is summed from body twists); central differences of the potential energy against
 ``gravity_torques``; Pinocchio's centre of mass and centroidal momentum; conservation of
 ``T + U`` without joint forces, and the work-energy balance ``dE = int qd . tau dt`` with them.
+The same on a floating base (Pinocchio's free flyer), where RK4 on the Lie group and DOP853 on
+the quaternion kinematics must also agree.
 
 Energy drift is measured relative to the largest kinetic energy along the trajectory (the zero
 level of U is arbitrary, so |E| is no scale), printed by the tests (``pytest -s``). Measured
@@ -34,6 +36,7 @@ from conftest import bundled_urdfs
 import denoc_ros as dr
 from denoc_ros.energy import center_of_mass, kinetic_energy, momentum, potential_energy, \
     total_energy
+from denoc_ros.floating_base import integrate_configuration
 from denoc_ros.simulation import simulate, SimulationResult
 import numpy as np
 import pytest
@@ -262,3 +265,68 @@ def test_simulate_rejects_bad_arguments(kwargs, match):
     args.update(kwargs)
     with pytest.raises(dr.InputError, match=match):
         simulate(model, [0.0, 0.0], [0.0, 0.0], **args)
+
+
+# ------------------------------------------------------------------------------------------------
+# floating-base models (dr.load_urdf(..., floating_base=True)): world frame, the base is body 0
+
+
+def floating_state(model, rng, size=()):
+    """Return a random q (unit quaternion) and v of a floating-base model."""
+    joints = random_state(rng, model.dof, size, scale=1.5)
+    q = np.concatenate((rng.normal(size=size + (7,)), joints), axis=-1)
+    q[..., 3:7] /= np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
+    return q, random_state(rng, model.nv, size, scale=1.0)
+
+
+def test_floating_energy_momentum_and_center_of_mass_1e_10():
+    """T = v^T H v / 2, dU/dt = g(q) . v, and Pinocchio's free-flyer COM and momentum."""
+    pin = pytest.importorskip('pinocchio')
+    path = str(URDFS['space_robot'])
+    model = dr.load_urdf(path, floating_base=True, gravity=(1.2, -0.7, -9.81))
+    pmodel = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+    data = pmodel.createData()
+    joints = [pmodel.joints[pmodel.getJointId(name)] for name in model.joint_names]
+    iq = np.r_[0:7, [j.idx_q for j in joints]].astype(int)
+    iv = np.r_[0:6, [j.idx_v for j in joints]].astype(int)
+    rng = rng_for('floating energy')
+    q, v = floating_state(model, rng, (4,))
+    H = dr.mass_matrix(model, q)
+    assert_close(kinetic_energy(model, q, v), 0.5 * np.einsum('bi,bij,bj->b', v, H, v), 1e-12,
+                 'T = v H v / 2')
+    p, h = momentum(model, q, v)
+    c = center_of_mass(model, q)
+    assert p.shape == h.shape == c.shape == (4, 3)
+    for k in range(4):
+        step = 1e-6
+        ahead, behind = (integrate_configuration(model, q[k], v[k], s) for s in (step, -step))
+        rate = (potential_energy(model, ahead) - potential_energy(model, behind)) / (2 * step)
+        assert_close(rate, dr.gravity_torques(model, q[k]) @ v[k], 1e-6, 'dU/dt = g . v')
+        pq, pv = np.zeros(pmodel.nq), np.zeros(pmodel.nv)
+        pq[iq], pv[iv] = q[k], v[k]
+        assert_close(c[k], pin.centerOfMass(pmodel, data, pq), 1e-10, 'centre of mass')
+        hg = pin.computeCentroidalMomentum(pmodel, data, pq, pv)
+        assert_close(p[k], hg.linear, 1e-10, 'linear momentum')
+        assert_close(h[k], hg.angular + np.cross(c[k], hg.linear), 1e-10,
+                     'angular momentum about the world origin')
+
+
+def test_simulate_a_floating_base_rk4_and_solve_ivp():
+    """Both integrators agree, conserve energy, keep the quaternion unit; (n,) tau = no wrench."""
+    model = dr.load_urdf(str(URDFS['space_robot']), floating_base=True)
+    q0, v0 = floating_state(model, rng_for('simulate floating'))
+    v0 *= 0.5
+    fixed = simulate(model, q0, v0, 0.5, dt=1e-3)
+    adaptive = simulate(model, q0, v0, 0.5, dt=0.1, method='solve_ivp', rtol=1e-12, atol=1e-12)
+    assert fixed.q.shape == (501, model.nq) and fixed.qd.shape == (501, model.nv)
+    assert np.abs(np.linalg.norm(fixed.q[:, 3:7], axis=1) - 1.0).max() < 1e-14
+    assert np.abs(np.linalg.norm(adaptive.q[:, 3:7], axis=1) - 1.0).max() < 1e-14
+    assert_close(fixed.q[::100], adaptive.q, 1e-9, 'rk4 vs DOP853')
+    assert_close(fixed.qd[::100], adaptive.qd, 1e-9, 'rk4 vs DOP853')
+    assert np.abs(fixed.q[-1] - q0).max() > 0.1
+    assert energy_drift(model, fixed) < 1e-10
+    joints_only = simulate(model, q0, v0, 0.05, tau=np.ones(model.dof))
+    with_wrench = simulate(model, q0, v0, 0.05, tau=np.r_[np.zeros(6), np.ones(model.dof)])
+    assert_close(joints_only.q, with_wrench.q, 0.0, 'tau (n,) = no base wrench')
+    with pytest.raises(dr.InputError, match='q0'):
+        simulate(model, q0[:-1], v0, 0.1)

@@ -207,3 +207,22 @@ def test_bad_state_raises_input_error():
         forward_dynamics_with_friction(model, np.zeros(3), np.zeros((2, 3)), np.zeros((5, 3)))
     with pytest.raises(dr.InputError, match='RobotModel'):
         friction_torques(None, np.zeros(3))
+
+
+def test_floating_base_friction_acts_on_the_joint_rates_only():
+    """Floating base: (6 + n) torques, zero on the base, the fixed-base values on the joints."""
+    fixed = dr.load_urdf(URDF)
+    # a base with mass (a massless one could spin about j1's axis with no inertia)
+    model = dr.load_urdf(URDF.replace('<link name="base"/>', '<link name="base"><inertial><mass '
+                                      'value="5"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" '
+                                      'iyz="0" izz="0.1"/></inertial></link>'), floating_base=True)
+    rng = rng_for('floating friction')
+    v = random_state(rng, model.nv, (4,), scale=2.0)
+    tau = friction_torques(model, v, smoothing=0.1)
+    assert tau.shape == (4, model.nv)
+    assert np.all(tau[:, :6] == 0.0)
+    assert_close(tau[:, 6:], friction_torques(fixed, v[:, 6:], smoothing=0.1), 0.0, 'joints')
+    q = np.r_[0.1, -0.2, 0.3, 0.0, 0.0, np.sin(0.2), np.cos(0.2), 0.4, 0.1, -0.3]
+    qdd = forward_dynamics_with_friction(model, q, v[0], np.zeros(model.nv), smoothing=0.1)
+    assert_close(inverse_dynamics_with_friction(model, q, v[0], qdd, smoothing=0.1),
+                 np.zeros(model.nv), 1e-9, 'ID(FD) with friction')

@@ -164,3 +164,9 @@ def test_lagrange_reference_rejects_batches_and_bad_lengths():
         lagrange_coriolis_torques(model, np.zeros(2), np.zeros(3))
     with pytest.raises(dr.InputError, match='model'):
         lagrange_gravity_torques('craig_rr', np.zeros(2))
+    floating = dr.load_urdf(str(URDF_DIR / 'craig_rr.urdf'), floating_base=True)
+    q = np.r_[np.zeros(6), 1.0, np.zeros(2)]
+    with pytest.raises(dr.InputError, match='floating base'):
+        lagrange_mass_matrix(floating, q)
+    with pytest.raises(dr.InputError, match='floating base'):
+        lagrange_coriolis_torques(floating, q, np.zeros(8))

@@ -159,6 +159,39 @@ def test_panda_payload_vs_pinocchio_append_body_1e_9():
         assert_close(dr.mass_matrix(loaded, q), mp.from_vv(M + np.triu(M, 1).T), 1e-9, 'crba')
 
 
+def test_floating_base_payload_vs_pinocchio_append_body_1e_9():
+    """On a floating base, a payload on the base link (body 0) changes the dynamics too."""
+    pin = pytest.importorskip('pinocchio')
+    path = URDF_DIR / 'space_robot.urdf'
+    model = dr.load_urdf(path, floating_base=True)
+    pmodel = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    rng = rng_for('payload floating')
+    loaded = model
+    for link, mass in (('base_link', 20.0), ('arm_a_tool', 1.5)):
+        com, inertia = rng.normal(scale=0.1, size=3), random_inertia(rng, mass)
+        loaded = attach_payload(loaded, link, mass, com, inertia)
+        frame = pmodel.frames[pmodel.getFrameId(link)]
+        pmodel.appendBodyToJoint(frame.parentJoint, pin.Inertia(mass, com, inertia),
+                                 frame.placement)
+    assert loaded.mass[0] == pytest.approx(model.mass[0] + 20.0)
+    data = pmodel.createData()
+    joints = [pmodel.joints[pmodel.getJointId(name)] for name in model.joint_names]
+    iq = np.r_[0:7, [j.idx_q for j in joints]].astype(int)
+    iv = np.r_[0:6, [j.idx_v for j in joints]].astype(int)
+    for _ in range(3):
+        q = np.r_[rng.normal(size=7), random_state(rng, model.dof, scale=1.0)]
+        q[3:7] /= np.linalg.norm(q[3:7])
+        v, a = (random_state(rng, model.nv, scale=s) for s in (1.0, 2.0))
+        pq, pv, pa = np.zeros(pmodel.nq), np.zeros(pmodel.nv), np.zeros(pmodel.nv)
+        pq[iq], pv[iv], pa[iv] = q, v, a
+        assert_close(dr.inverse_dynamics(loaded, q, v, a),
+                     pin.rnea(pmodel, data, pq, pv, pa)[iv], 1e-9, 'rnea')
+        M = np.triu(pin.crba(pmodel, data, pq))
+        assert_close(dr.mass_matrix(loaded, q), (M + np.triu(M, 1).T)[np.ix_(iv, iv)], 1e-9,
+                     'crba')
+    assert detach_payload(loaded) is model
+
+
 def test_replace_detach_and_stacking():
     model = dr.load_urdf(URDF_DIR / 'panda.urdf')
     rng = rng_for('payload replace')

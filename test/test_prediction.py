@@ -96,3 +96,19 @@ def test_prediction_refuses_bad_input_like_the_library():
     as_lists = dr.predict(model, q.tolist(), qd.tolist(), tau.tolist(), 0.01, 2)
     for a, b in zip(as_lists, dr.predict(model, q, qd, tau, 0.01, 2)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_prediction_of_a_floating_base_and_computed_torque_refusing_it():
+    """A floating base is integrated by simulate (RK4 on the Lie group); no computed torque."""
+    model = dr.load_urdf(bundled_urdf('space_robot'), floating_base=True)
+    rng = np.random.default_rng(6)
+    q = np.r_[rng.normal(size=7), rng.uniform(-1.0, 1.0, model.dof)]
+    q[3:7] /= np.linalg.norm(q[3:7])
+    qd, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    q_h, qd_h, qdd_h = dr.predict(model, q, qd, tau, 0.02, 4)
+    run = dr.simulate(model, q, qd, 0.02, dt=0.005, tau=tau)
+    np.testing.assert_allclose(q_h, run.q[-1], rtol=0, atol=1e-14)
+    np.testing.assert_allclose(qd_h, run.qd[-1], rtol=0, atol=1e-14)
+    np.testing.assert_allclose(qdd_h, dr.forward_dynamics(model, q_h, qd_h, tau), atol=1e-12)
+    with pytest.raises(dr.InputError, match='floating base'):
+        feedforward.computed_torque(model, q, qd, (q, qd, qd), 1.0, 1.0)
