@@ -21,6 +21,11 @@ evaluated either at the desired state (``'desired'``: ``M(q_d)``, ``C(q_d, qd_d)
 or at the measured one (``'measured'``: ``M(q)``, ``C(q, qd)``, ``g(q)``, the Christoffel ``C``).
 Without a desired state the terms are taken at the measured state with zero desired
 acceleration: ``0``, ``C(q, qd) qd``, ``g(q)``.
+
+A floating-base model works as everywhere in the library (states of ``nq`` and ``nv``, terms of
+``nv``, the first six the base wrench); :func:`predict` then integrates on the free flyer's Lie
+group (:func:`denoc_ros.simulate`). :func:`computed_torque` refuses it: its position error
+``q_d - q`` has no meaning for the base quaternion.
 """
 
 from dataclasses import dataclass
@@ -35,7 +40,7 @@ from .errors import InputError
 from .model import RobotModel
 from .simulation import simulate
 
-_nd, _F8, _VEC = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES
+_nd, _F8 = np.ndarray, K.FLOAT64
 _prediction_one = K.single_state(prediction_one, globals(), '_prediction_one', 'vvvfim')
 
 EVALUATE_AT = ('desired', 'measured')
@@ -43,7 +48,7 @@ EVALUATE_AT = ('desired', 'measured')
 
 @dataclass(frozen=True, eq=False)
 class FeedforwardTerms:
-    """The three terms of the feed-forward effort, each (n,); ``total`` is their sum."""
+    """The three terms of the feed-forward effort, each (nv,); ``total`` is their sum."""
 
     inertia: np.ndarray
     coriolis: np.ndarray
@@ -65,7 +70,7 @@ def feedforward_terms(model, q, qd, desired=None, evaluate_at='desired'):
     if evaluate_at not in EVALUATE_AT:
         raise InputError(f'evaluate_at is {evaluate_at!r}; choose one of {EVALUATE_AT}')
     if desired is None:
-        return FeedforwardTerms(np.zeros(model.dof), coriolis_torques(model, q, qd),
+        return FeedforwardTerms(np.zeros(model.nv), coriolis_torques(model, q, qd),
                                 gravity_torques(model, q))
     q_d, qd_d, qdd_d = desired
     if evaluate_at == 'desired':
@@ -84,13 +89,15 @@ def predict(model, q, qd, effort, horizon, substeps=1):
 
     The effort is held constant; the forward dynamics is integrated with ``substeps`` classical
     Runge-Kutta steps. ``horizon = 0`` gives the present state and ``qdd = FD(q, qd, effort)``.
+    A floating-base model takes ``q`` (7 + n), ``qd`` and ``effort`` (6 + n) and is integrated
+    by :func:`denoc_ros.simulate` (RK4 on the Lie group).
     """
     if horizon < 0:
         raise InputError(f'prediction horizon is {horizon}; it must be >= 0')
     steps = max(1, int(substeps)) if horizon > 0 else 0
     if (type(q) is _nd and type(qd) is _nd and type(effort) is _nd and q.dtype is _F8
-            and qd.dtype is _F8 and effort.dtype is _F8 and q.strides == _VEC
-            and qd.strides == _VEC and effort.strides == _VEC and type(model) is RobotModel):
+            and qd.dtype is _F8 and effort.dtype is _F8 and q.ndim == 1 and qd.ndim == 1
+            and effort.ndim == 1 and type(model) is RobotModel):
         # One compiled call for the whole integration (see dynamics.aba.prediction_one); anything
         # it refuses (bad input, a singular joint, an overflow) takes the checked path below.
         try:
@@ -114,7 +121,12 @@ def computed_torque(model, q, qd, desired, kp, kd):
 
     ``desired = (q_d, qd_d, qdd_d)``, ``e = q_d - q``; ``kp``, ``kd``: scalars or (n,) diagonal
     gains. Evaluated as one inverse dynamics at the servoed acceleration (Craig ch. 10).
+    Fixed-base models only (InputError for a floating base).
     """
+    if isinstance(model, RobotModel) and model.floating:
+        raise InputError(f'computed_torque serves fixed-base arms; model {model.name!r} has a '
+                         'floating base, whose quaternion has no position error q_d - q (use '
+                         'denoc_ros.floating_base.free_floating_inverse_dynamics)')
     q_d, qd_d, qdd_d = (np.asarray(x, dtype=float) for x in desired)
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     servo = qdd_d + np.asarray(kd, dtype=float) * (qd_d - qd) + np.asarray(kp, dtype=float) * (

@@ -57,6 +57,8 @@ REVOLUTE = 0
 PRISMATIC = 1
 FREE_FLYER = 2
 JOINT_TYPE_NAMES = {REVOLUTE: 'revolute', PRISMATIC: 'prismatic', FREE_FLYER: 'free-flyer'}
+JOINT_NQ = {REVOLUTE: 1, PRISMATIC: 1, FREE_FLYER: 7}  # positions of each joint type
+JOINT_NV = {REVOLUTE: 1, PRISMATIC: 1, FREE_FLYER: 6}  # velocities (and forces)
 
 
 @dataclass(frozen=True, eq=False)

@@ -30,6 +30,8 @@ from .dynamics import (cartesian_dynamics, convective_inertia_matrix, coriolis_m
                        coriolis_torques, forward_dynamics, forward_dynamics_cholesky,
                        frame_pose, gravity_torques, inverse_dynamics, jacobian,
                        jacobian_dot_times_qd, joint_reaction_wrenches, mass_matrix)
+from .energy import kinetic_energy
+from .feedforward import predict
 from .resources import bundled_urdf
 from .urdf import load_urdf
 
@@ -37,7 +39,7 @@ from .urdf import load_urdf
 def compile_kernels(model=None):
     """Call every compiled function on one state and on a batch of two (single and batch paths)."""
     models = [model] if model else [load_urdf(bundled_urdf('craig_rr')),
-                                    load_urdf(bundled_urdf('craig_rr'), floating_base=True)]
+                                    load_urdf(bundled_urdf('space_robot'), floating_base=True)]
     for model in models:
         _call_all(model)
 
@@ -45,8 +47,9 @@ def compile_kernels(model=None):
 def _call_all(model):
     """Call every compiled function of ``model`` on one state and on a batch of two."""
     n, nq = model.nv, model.nq
-    for q, v in ((np.full(nq, 0.1), np.full(n, 0.1)),
-                 (np.full((2, nq), 0.1), np.full((2, n), 0.1))):
+    # A generic state (equal joint angles can line up a massless axis and make M singular).
+    q1, v1 = np.linspace(0.1, 0.9, nq), np.linspace(-0.5, 0.5, n)
+    for q, v in ((q1, v1), (np.stack((q1, q1)), np.stack((v1, v1)))):
         if model.floating:
             q[..., 3:7] = 0.5
         f_ext = np.zeros(q.shape[:-1] + (model.nbodies, 6))
@@ -66,6 +69,9 @@ def _call_all(model):
 
         frame_pose(model, q)
         joint_reaction_wrenches(model, q, v, v)
+        kinetic_energy(model, q, v)
+        if not model.floating and q.ndim == 1:
+            predict(model, q, v, v, 0.01)
 
 
 def main():

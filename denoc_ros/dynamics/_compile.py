@@ -30,15 +30,17 @@ nothing with mass).
 
 Single states take a fast path: :func:`single_state` gives the public function the compiled
 entry point of a ``*_one`` kernel, called without numba's dispatcher once the caller has
-checked dtype and strides itself (:data:`FLOAT64`, :data:`VECTOR_STRIDES`,
-:data:`WRENCH_STRIDES`).
+checked type, dtype and number of dimensions itself (:data:`FLOAT64`).
 
-Numba caches each function under its own module's file: after editing one kernel module, the
-cached callers in other modules are stale until their files change too (a reinstall rewrites
-them all); delete ``__pycache__/*.nbi`` when developing.
+Numba caches each function under its own module's file, so after an edit of one kernel module
+the cached callers in the other modules would be stale (they inline what they call). At import,
+:func:`drop_stale_caches` compares a hash of every kernel module's source with the one the cache
+was built from, and deletes numba's cache files of this folder when they differ.
 """
 
+import hashlib
 import os
+import pathlib
 import warnings
 
 import numpy as np
@@ -55,6 +57,31 @@ except ImportError as exc:  # numba is a dependency; keep working (slowly) witho
 
 #: True when the kernels run compiled by numba.
 COMPILED = not _REASON
+
+
+def drop_stale_caches(folder=pathlib.Path(__file__).resolve().parent):
+    """Delete numba's cache files in ``folder/__pycache__`` unless built from these sources."""
+    digest = hashlib.sha256()
+    for source in sorted(folder.glob('*.py')):
+        digest.update(source.name.encode() + source.read_bytes())
+    cache = folder / '__pycache__'
+    stamp = cache / 'denoc_kernels.sha256'
+    try:
+        if stamp.read_text() == digest.hexdigest():
+            return
+    except OSError:
+        pass
+    try:
+        cache.mkdir(exist_ok=True)
+        for stale in list(cache.glob('*.nbi')) + list(cache.glob('*.nbc')):
+            stale.unlink()
+        stamp.write_text(digest.hexdigest())
+    except OSError:  # a read-only installation: numba then compiles in memory or elsewhere
+        pass
+
+
+if COMPILED:
+    drop_stale_caches()
 _warned = []
 
 OK = 0
@@ -64,8 +91,6 @@ NOT_POSITIVE_DEFINITE = 3
 SINGULAR = 16
 
 FLOAT64 = np.dtype(np.float64)
-VECTOR_STRIDES = (8,)  # ``strides`` of a C-contiguous float64 vector (implies ndim == 1)
-WRENCH_STRIDES = (48, 8)  # ... and of a C-contiguous float64 array of shape (k, 6)
 
 # Floating-point contraction only (a * b + c as one fused multiply-add, which rounds once): about
 # 10 % off the mass matrix recursion. Not numba's full fastmath, whose no-NaN/no-inf assumptions
@@ -102,15 +127,20 @@ def single_state(kernel, namespace, name, kinds):
     Return a stand-in for a ``*_one`` kernel that readies it on first use, as ``namespace[name]``.
 
     The first call compiles (or loads from the cache) the one signature the fast paths use --
-    the packed model (``ints``, ``reals``), then per ``kinds`` letter: ``v`` a C-contiguous
-    float64 vector, ``m`` a C-contiguous float64 matrix, ``i`` an int, ``f`` a float, ``r`` a
-    read-only float64 vector -- and forbids compiling others. It then puts the compiled
+    the packed model (``ints``, ``reals``), then per ``kinds`` letter: ``v`` a float64 vector
+    and ``w`` a float64 matrix of any strides (inputs), ``o`` a C-contiguous float64 vector and
+    ``m`` a C-contiguous float64 matrix (outputs), ``i`` an int, ``f`` a float, ``r`` a read-only float64 vector -- and forbids
+    compiling others. It then puts the compiled
     function's entry point into ``namespace[name]``, so that later calls skip numba's
     dispatcher (its type resolution costs 0.1-0.2 us a call, 10-15 % of a 7-joint mass matrix).
 
     The entry point does not check the types of its arguments, so the callers must: every array
-    they pass is an exact ``np.ndarray`` of dtype float64 with the strides of a C-contiguous
-    array of the signature's dimension; anything else takes their checked path. The first call,
+    they pass is an exact ``np.ndarray`` of dtype float64 with the signature's number of
+    dimensions (and outputs C-contiguous: the callers allocate them); anything else takes their
+    checked path. Inputs may have any strides: a ``*_one`` kernel passes them through
+    ``np.ascontiguousarray`` (free for a contiguous array, a copy for a strided view), so that
+    the recursions are compiled for contiguous arrays only, and the callers need no strides
+    check (40-50 ns a vector). The first call,
     made through the dispatcher, raises TypeError for other types rather than compiling them.
     """
     if not hasattr(kernel, 'disable_compile'):  # NUMBA_DISABLE_JIT=1, or no numba
@@ -123,7 +153,9 @@ def single_state(kernel, namespace, name, kinds):
 
     def first_call(*args):
         from numba import types
-        kind = {'v': types.Array(types.float64, 1, 'C'),
+        kind = {'v': types.Array(types.float64, 1, 'A'),
+                'w': types.Array(types.float64, 2, 'A'),
+                'o': types.Array(types.float64, 1, 'C'),
                 'm': types.Array(types.float64, 2, 'C'),
                 'r': types.Array(types.float64, 1, 'C', readonly=True),
                 'i': types.int64,
@@ -182,17 +214,11 @@ def row(a, b):
 
 
 @jit
-def mat6_vec(A, x):
-    """Return the 6-tuple ``A x`` for a 6x6 ``A`` and a 6-vector ``x``."""
-    return (A[0, 0] * x[0] + A[0, 1] * x[1] + A[0, 2] * x[2] + A[0, 3] * x[3] + A[0, 4] * x[4]
-            + A[0, 5] * x[5],
-            A[1, 0] * x[0] + A[1, 1] * x[1] + A[1, 2] * x[2] + A[1, 3] * x[3] + A[1, 4] * x[4]
-            + A[1, 5] * x[5],
-            A[2, 0] * x[0] + A[2, 1] * x[1] + A[2, 2] * x[2] + A[2, 3] * x[3] + A[2, 4] * x[4]
-            + A[2, 5] * x[5],
-            A[3, 0] * x[0] + A[3, 1] * x[1] + A[3, 2] * x[2] + A[3, 3] * x[3] + A[3, 4] * x[4]
-            + A[3, 5] * x[5],
-            A[4, 0] * x[0] + A[4, 1] * x[1] + A[4, 2] * x[2] + A[4, 3] * x[3] + A[4, 4] * x[4]
-            + A[4, 5] * x[5],
-            A[5, 0] * x[0] + A[5, 1] * x[1] + A[5, 2] * x[2] + A[5, 3] * x[3] + A[5, 4] * x[4]
-            + A[5, 5] * x[5])
+def mat6_vec(A, x0, x1, x2, x3, x4, x5):
+    """Return the 6-tuple ``A x`` for a 6x6 ``A`` and a 6-vector ``x`` given by its entries."""
+    return (A[0, 0] * x0 + A[0, 1] * x1 + A[0, 2] * x2 + A[0, 3] * x3 + A[0, 4] * x4 + A[0, 5] * x5,
+            A[1, 0] * x0 + A[1, 1] * x1 + A[1, 2] * x2 + A[1, 3] * x3 + A[1, 4] * x4 + A[1, 5] * x5,
+            A[2, 0] * x0 + A[2, 1] * x1 + A[2, 2] * x2 + A[2, 3] * x3 + A[2, 4] * x4 + A[2, 5] * x5,
+            A[3, 0] * x0 + A[3, 1] * x1 + A[3, 2] * x2 + A[3, 3] * x3 + A[3, 4] * x4 + A[3, 5] * x5,
+            A[4, 0] * x0 + A[4, 1] * x1 + A[4, 2] * x2 + A[4, 3] * x3 + A[4, 4] * x4 + A[4, 5] * x5,
+            A[5, 0] * x0 + A[5, 1] * x1 + A[5, 2] * x2 + A[5, 3] * x3 + A[5, 4] * x4 + A[5, 5] * x5)

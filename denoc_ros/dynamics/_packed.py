@@ -30,6 +30,8 @@ from typing import Dict, Tuple
 
 import numpy as np
 
+from ..model import JOINT_NQ, JOINT_NV
+
 # Columns of ``ints``.
 PARENT = 0         # parent body index, -1 = the fixed base (or the world, for a free root)
 JOINT_TYPE = 1     # REVOLUTE, PRISMATIC or FREE_FLYER (denoc_ros.model)
@@ -81,13 +83,12 @@ def _read_only(a):
 
 def pack_model(model) -> PackedModel:
     """Return the packed arrays of ``model`` (a :class:`denoc_ros.RobotModel`)."""
-    from ..model import FREE_FLYER
     n = model.nbodies
     ints = np.zeros((n, INT_WIDTH), dtype=np.int64)
     ints[:, PARENT] = model.parent
     ints[:, JOINT_TYPE] = model.joint_type
-    free = model.joint_type == FREE_FLYER
-    nq_each, nv_each = np.where(free, 7, 1), np.where(free, 6, 1)
+    nq_each = np.array([JOINT_NQ[t] for t in model.joint_type.tolist()], dtype=np.int64)
+    nv_each = np.array([JOINT_NV[t] for t in model.joint_type.tolist()], dtype=np.int64)
     ints[:, Q0] = np.concatenate(([0], np.cumsum(nq_each)[:-1])) if n else []
     ints[:, V0] = np.concatenate(([0], np.cumsum(nv_each)[:-1])) if n else []
     ints[:, NV] = nv_each

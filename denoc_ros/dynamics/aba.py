@@ -54,8 +54,8 @@ from ._packed import MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .crba import mass_matrix_batch
 from .kinematics import (_C, _I, _K, _T, _TD, _W, configuration_ok, configuration_size,
-                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists, velocity_products)
-from .rnea import inverse_dynamics_batch, NO_WRENCH, subtract_external_wrench
+                         forward_kinematics, world_inertias, KIN_WIDTH, MOT_WIDTH, twists, velocity_products)
+from .rnea import inverse_dynamics_batch, subtract_external_wrench
 from ..errors import InputError
 
 __all__ = ['forward_dynamics', 'forward_dynamics_cholesky']
@@ -93,7 +93,8 @@ def congruence_add(A, c0, c1, c2, T, out):
 def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T, ab, qdd):
     """Write ``qdd`` by the O(n) articulated-body (UDU^T) recursion; return a status."""
     nb = ints.shape[0]
-    forward_kinematics(ints, reals, q, kin, P, True)
+    forward_kinematics(ints, reals, q, kin, P)
+    world_inertias(ints, reals, kin)
     t, t_dot, eta, kappa = mot[:, _T:_T + 6], mot[:, _TD:_TD + 6], mot[:, _W:_W + 6], \
         mot[:, _K:_K + 6]
     twists(ints, kin, P, qd, t)
@@ -129,7 +130,7 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
             # psi_a = M^_i p_a, phi_a = tau_a - p_a^T eta^_i; then D = L diag(d) L^T row by row,
             # W_a = psi_a - sum_c L_ac W_c and y_a = phi_a - sum_c L_ac y_c (c < a).
             psi[a, 0], psi[a, 1], psi[a, 2], psi[a, 3], psi[a, 4], psi[a, 5] = \
-                mat6_vec(Mi, P[a])
+                mat6_vec(Mi, P[a, 0], P[a, 1], P[a, 2], P[a, 3], P[a, 4], P[a, 5])
             phi = tau[a]
             for r in range(6):
                 phi -= P[a, r] * eta[i, r]
@@ -163,7 +164,7 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
                     u = psi[a, r] / ab[a, _MHAT]
                     for col in range(6):
                         Mi[r, col] -= u * psi[a, col]
-            e0, e1, e2, e3, e4, e5 = mat6_vec(Mi, kappa[i])
+            e0, e1, e2, e3, e4, e5 = mat6_vec(Mi, kappa[i, 0], kappa[i, 1], kappa[i, 2], kappa[i, 3], kappa[i, 4], kappa[i, 5])
             e0 += eta[i, 0]
             e1 += eta[i, 1]
             e2 += eta[i, 2]
@@ -234,6 +235,10 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
 def forward_dynamics_one(ints, reals, q, qd, tau, fext, out):
     """Write ``qdd`` (O(n), Saha's UDU^T) of one state into ``out``; return a status."""
     nb, nv = ints.shape[0], out.shape[0]
+    q = np.ascontiguousarray(q)
+    qd = np.ascontiguousarray(qd)
+    tau = np.ascontiguousarray(tau)
+    fext = np.ascontiguousarray(fext)
     if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
             and tau.shape[0] == nv
             and (fext.shape[0] == 0 or (fext.shape[0] == nb and fext.shape[1] == 6))
@@ -255,11 +260,12 @@ def forward_dynamics_batch(ints, reals, q, qd, tau, fext, out):
     nb, nv = ints.shape[0], out.shape[1]
     kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
     M_hat, T, ab = np.empty((nb, 6, 6)), np.empty((6, 6)), np.empty((nv, AB_WIDTH))
+    none = np.zeros((0, 6))  # of fext[b]'s type (a read-only constant would add a compilation)
     singular = -1
     for b in range(q.shape[0]):
         status = articulated_body_state(ints, reals, q[b], qd[b], tau[b],
-                                        fext[b] if fext.shape[0] > 0 else NO_WRENCH, kin, P,
-                                        mot, M_hat, T, ab, out[b])
+                                        fext[b] if fext.shape[0] > 0 else none, kin, P, mot,
+                                        M_hat, T, ab, out[b])
         if status != K.OK:
             singular = max(singular, status - K.SINGULAR)
     if singular >= 0:
@@ -278,6 +284,9 @@ def prediction_one(ints, reals, q, qd, tau, horizon, steps, out):
     Returns a status (``SINGULAR + i`` from the forward dynamics).
     """
     nb, n = ints.shape[0], out.shape[1]
+    q = np.ascontiguousarray(q)
+    qd = np.ascontiguousarray(qd)
+    tau = np.ascontiguousarray(tau)
     if not (configuration_size(ints) == n and q.shape[0] == n and qd.shape[0] == n
             and tau.shape[0] == n and out.shape[0] == 3 and steps >= 0
             and math.isfinite(horizon) and all_finite(q) and all_finite(qd)
@@ -285,6 +294,7 @@ def prediction_one(ints, reals, q, qd, tau, horizon, steps, out):
         return K.BAD_INPUT
     kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((n, 6)), np.empty((nb, MOT_WIDTH))
     M_hat, T, ab = np.empty((nb, 6, 6)), np.empty((6, 6)), np.empty((n, AB_WIDTH))
+    none = np.zeros((0, 6))
     # Rows: x, v, then the stages x2, v2, x3, v3, x4, v4 and accelerations a1 .. a4.
     w = np.empty((12, n))
     x, v = w[0], w[1]
@@ -303,7 +313,7 @@ def prediction_one(ints, reals, q, qd, tau, horizon, steps, out):
                 for i in range(n):
                     xs[i] = x[i] + step * v_prev[i]
                     vs[i] = v[i] + step * a_prev[i]
-            status = articulated_body_state(ints, reals, xs, vs, tau, NO_WRENCH, kin, P, mot,
+            status = articulated_body_state(ints, reals, xs, vs, tau, none, kin, P, mot,
                                             M_hat, T, ab, acc)
             if status != K.OK:
                 return status
@@ -312,16 +322,16 @@ def prediction_one(ints, reals, q, qd, tau, horizon, steps, out):
             v[i] = v[i] + h / 6.0 * (a1[i] + 2.0 * a2[i] + 2.0 * a3[i] + a4[i])
     out[0, :] = x
     out[1, :] = v
-    status = articulated_body_state(ints, reals, x, v, tau, NO_WRENCH, kin, P, mot, M_hat, T, ab,
+    status = articulated_body_state(ints, reals, x, v, tau, none, kin, P, mot, M_hat, T, ab,
                                     out[2])
     if status != K.OK:
         return status
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
-_nd, _F8, _VEC, _WRENCHES = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES, K.WRENCH_STRIDES
+_nd, _F8, _empty = np.ndarray, K.FLOAT64, np.empty
 _forward_dynamics_one = K.single_state(forward_dynamics_one, globals(),
-                                       '_forward_dynamics_one', 'vvvmv')
+                                       '_forward_dynamics_one', 'vvvwo')
 
 
 def singular_error(model, k):
@@ -344,13 +354,13 @@ def forward_dynamics(model, q, qd, tau, f_ext=None):
     wrench applied to the base (zeros: free floating).
     """
     if (type(q) is _nd and type(qd) is _nd and type(tau) is _nd and q.dtype is _F8
-            and qd.dtype is _F8 and tau.dtype is _F8 and q.strides == _VEC
-            and qd.strides == _VEC and tau.strides == _VEC
+            and qd.dtype is _F8 and tau.dtype is _F8 and q.ndim == 1 and qd.ndim == 1
+            and tau.ndim == 1
             and (f_ext is None or (type(f_ext) is _nd and f_ext.dtype is _F8
-                                   and f_ext.strides == _WRENCHES))):
+                                   and f_ext.ndim == 2))):
         try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
             pk = model.packed
-            out = np.empty(pk.n)
+            out = _empty(pk.n)
             if f_ext is None:
                 status = _forward_dynamics_one(pk.ints, pk.reals, q, qd, tau, pk.no_wrench, out)
             elif len(f_ext) == pk.nb:  # (0, 6) would read as "no wrenches" in the kernel

@@ -54,7 +54,7 @@ from ._packed import MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .crba import composite_mass_matrices, expand_composite, MT_WIDTH
 from .kinematics import (_C, _I, _T, configuration_ok, configuration_size,
-                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists)
+                         forward_kinematics, world_inertias, KIN_WIDTH, MOT_WIDTH, twists)
 from .rnea import coriolis_torques
 
 __all__ = ['convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques']
@@ -68,7 +68,8 @@ __all__ = ['convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques']
 def convective_state(ints, reals, q, qd, kin, P, mot, M_compact, M_tilde, M_prime, H, T, out):
     """Write Saha's ``C = N^T (M N_dot + M_dot N)``, entries of (corrected) Eq. 29."""
     nb, nv = ints.shape[0], out.shape[0]
-    forward_kinematics(ints, reals, q, kin, P, True)
+    forward_kinematics(ints, reals, q, kin, P)
+    world_inertias(ints, reals, kin)
     t = mot[:, _T:_T + 6]
     twists(ints, kin, P, qd, t)
     C, inertia = kin[:, _C:_C + 3], kin[:, _I:_I + 9]
@@ -146,9 +147,9 @@ def convective_state(ints, reals, q, qd, kin, P, mot, M_compact, M_tilde, M_prim
                 continue
             pd = (cross(t[i, 0], t[i, 1], t[i, 2], P[b, 0], P[b, 1], P[b, 2])
                   + cross(t[i, 0], t[i, 1], t[i, 2], P[b, 3], P[b, 4], P[b, 5]))
-            x = mat6_vec(M_tilde[i], pd)
-            y = mat6_vec(H[i], P[b])
-            z = mat6_vec(M_prime[i], P[b])
+            x = mat6_vec(M_tilde[i], pd[0], pd[1], pd[2], pd[3], pd[4], pd[5])
+            y = mat6_vec(H[i], P[b, 0], P[b, 1], P[b, 2], P[b, 3], P[b, 4], P[b, 5])
+            z = mat6_vec(M_prime[i], P[b, 0], P[b, 1], P[b, 2], P[b, 3], P[b, 4], P[b, 5])
             n0, n1, n2 = x[0] + y[0] + z[0], x[1] + y[1] + z[1], x[2] + y[2] + z[2]
             f0, f1, f2 = x[3] + y[3] + z[3], x[4] + y[4] + z[4], x[5] + y[5] + z[5]
             while k >= 0:
@@ -165,6 +166,8 @@ def convective_state(ints, reals, q, qd, kin, P, mot, M_compact, M_tilde, M_prim
 def convective_inertia_matrix_one(ints, reals, q, qd, out):
     """Write Saha's convective inertia matrix of one state into ``out``; return a status."""
     nb, nv = ints.shape[0], out.shape[0]
+    q = np.ascontiguousarray(q)
+    qd = np.ascontiguousarray(qd)
     if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
             and configuration_ok(ints, q) and all_finite(qd)):
         return K.BAD_INPUT
@@ -232,7 +235,7 @@ def spatial_inertia_terms(reals, kin, t, i, v, I6, K6):
             K6[r, col] = s
             K6[col, r] = s
     # + 1/2 (h xbar*), (h xbar*) = [[-h_n x 1, -h_f x 1], [-h_f x 1, 0]], h = I_i v_i.
-    h0, h1, h2, h3, h4, h5 = mat6_vec(I6, v)
+    h0, h1, h2, h3, h4, h5 = mat6_vec(I6, v[0], v[1], v[2], v[3], v[4], v[5])
     h0, h1, h2, h3, h4, h5 = 0.5 * h0, 0.5 * h1, 0.5 * h2, 0.5 * h3, 0.5 * h4, 0.5 * h5
     K6[0, 1] += h2
     K6[0, 2] -= h1
@@ -253,7 +256,8 @@ def spatial_inertia_terms(reals, kin, t, i, v, I6, K6):
 def christoffel_state(ints, reals, q, qd, kin, P, mot, sp, I_c, K_c, out):
     """Write ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` by composite bodies into ``out``."""
     nb, nv = ints.shape[0], out.shape[0]
-    forward_kinematics(ints, reals, q, kin, P, True)
+    forward_kinematics(ints, reals, q, kin, P)
+    world_inertias(ints, reals, kin)
     t = mot[:, _T:_T + 6]
     twists(ints, kin, P, qd, t)
     v = mot[:, 6:12]
@@ -315,8 +319,8 @@ def christoffel_state(ints, reals, q, qd, kin, P, mot, sp, I_c, K_c, out):
             # Column a, rows of the proper ancestors: S_c^T (I^c_i S_dot_a + K^c_i S_a).
             j = ints[i, PARENT]
             if j >= 0:
-                f = mat6_vec(I_c[i], S_dot[a])
-                g = mat6_vec(K_c[i], S[a])
+                f = mat6_vec(I_c[i], S_dot[a, 0], S_dot[a, 1], S_dot[a, 2], S_dot[a, 3], S_dot[a, 4], S_dot[a, 5])
+                g = mat6_vec(K_c[i], S[a, 0], S[a, 1], S[a, 2], S[a, 3], S[a, 4], S[a, 5])
                 f0, f1, f2 = f[0] + g[0], f[1] + g[1], f[2] + g[2]
                 f3, f4, f5 = f[3] + g[3], f[4] + g[4], f[5] + g[5]
                 while j >= 0:
@@ -330,6 +334,8 @@ def christoffel_state(ints, reals, q, qd, kin, P, mot, sp, I_c, K_c, out):
 def coriolis_matrix_one(ints, reals, q, qd, out):
     """Write the Christoffel Coriolis matrix of one state into ``out``; return a status."""
     nb, nv = ints.shape[0], out.shape[0]
+    q = np.ascontiguousarray(q)
+    qd = np.ascontiguousarray(qd)
     if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
             and configuration_ok(ints, q) and all_finite(qd)):
         return K.BAD_INPUT
@@ -350,7 +356,7 @@ def coriolis_matrix_batch(ints, reals, q, qd, out):
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
-_nd, _F8, _VEC = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES
+_nd, _F8, _empty = np.ndarray, K.FLOAT64, np.empty
 _coriolis_matrix_one = K.single_state(coriolis_matrix_one, globals(), '_coriolis_matrix_one',
                                       'vvm')
 _convective_inertia_matrix_one = K.single_state(
@@ -360,10 +366,10 @@ _convective_inertia_matrix_one = K.single_state(
 def _single(kernel, model, q, qd):
     """Return the kernel's result for one state given as vectors, or None to take the checks."""
     if (type(q) is _nd and type(qd) is _nd and q.dtype is _F8 and qd.dtype is _F8
-            and q.strides == _VEC and qd.strides == _VEC):
+            and q.ndim == 1 and qd.ndim == 1):
         try:  # see rnea.inverse_dynamics
             pk = model.packed
-            out = np.empty(pk.square)
+            out = _empty(pk.square)
             status = kernel(pk.ints, pk.reals, q, qd, out)
         except Exception:
             status = K.BAD_INPUT

@@ -30,7 +30,7 @@ from . import _compile as K
 from ._compile import all_finite, cross, jit
 from ._packed import MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
-from .kinematics import _C, _I, configuration_ok, configuration_size, forward_kinematics, \
+from .kinematics import _C, _I, configuration_ok, configuration_size, forward_kinematics, world_inertias, \
     KIN_WIDTH
 
 __all__ = ['mass_matrix']
@@ -136,7 +136,8 @@ def generalized_inertia_matrix(ints, kin, P, M_tilde, out):
 @jit
 def mass_matrix_state(ints, reals, q, kin, P, M_tilde, out):
     """Write ``M(q)`` (Saha Eq. 24) of one state into ``out`` (nv, nv)."""
-    forward_kinematics(ints, reals, q, kin, P, True)
+    forward_kinematics(ints, reals, q, kin, P)
+    world_inertias(ints, reals, kin)
     composite_mass_matrices(ints, reals, kin, M_tilde)
     generalized_inertia_matrix(ints, kin, P, M_tilde, out)
 
@@ -145,6 +146,7 @@ def mass_matrix_state(ints, reals, q, kin, P, M_tilde, out):
 def mass_matrix_one(ints, reals, q, out):
     """Write ``M(q)`` (Saha Eq. 24) into ``out`` (nv, nv); return a status."""
     nb, nv = ints.shape[0], out.shape[0]
+    q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
         return K.BAD_INPUT
     mass_matrix_state(ints, reals, q, np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)),
@@ -162,16 +164,16 @@ def mass_matrix_batch(ints, reals, q, out):
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
-_nd, _F8, _VEC = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES
+_nd, _F8, _empty = np.ndarray, K.FLOAT64, np.empty
 _mass_matrix_one = K.single_state(mass_matrix_one, globals(), '_mass_matrix_one', 'vm')
 
 
 def mass_matrix(model, q):
     """Return the symmetric positive definite mass matrix ``M(q)``, (..., nv, nv) (Eq. 24)."""
-    if type(q) is _nd and q.dtype is _F8 and q.strides == _VEC:
+    if type(q) is _nd and q.dtype is _F8 and q.ndim == 1:
         try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
             pk = model.packed
-            out = np.empty(pk.square)
+            out = _empty(pk.square)
             status = _mass_matrix_one(pk.ints, pk.reals, q, out)
         except Exception:
             status = K.BAD_INPUT

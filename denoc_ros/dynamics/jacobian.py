@@ -42,8 +42,8 @@ from . import _compile as K
 from ._compile import all_finite, cross, jit
 from ._packed import NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
-from .kinematics import (_C, _O, _R, configuration_ok, configuration_size, forward_kinematics,
-                         frame_pose_batch, KIN_WIDTH, twists)
+from .kinematics import (_C, _O, _R, _T, configuration_ok, configuration_size, forward_kinematics,
+                         frame_pose_batch, KIN_WIDTH, MOT_WIDTH, twists)
 from ..errors import InputError
 
 __all__ = ['frame_pose', 'jacobian', 'jacobian_dot_times_qd', 'point_acceleration',
@@ -118,10 +118,11 @@ def jacobian_dot_times_qd_state(ints, kin, P, t, qd, body, frame, out):
 def jacobian_one(ints, reals, q, body, frame, out):
     """Write the frame Jacobian (6, nv) of one state into ``out``; return a status."""
     nb, nv = ints.shape[0], out.shape[1]
+    q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
         return K.BAD_INPUT
     kin, P = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6))
-    forward_kinematics(ints, reals, q, kin, P, False)
+    forward_kinematics(ints, reals, q, kin, P)
     jacobian_state(ints, kin, P, body, frame, out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
@@ -132,7 +133,7 @@ def jacobian_batch(ints, reals, q, body, frame, out):
     nb, nv = ints.shape[0], out.shape[2]
     kin, P = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6))
     for b in range(q.shape[0]):
-        forward_kinematics(ints, reals, q[b], kin, P, False)
+        forward_kinematics(ints, reals, q[b], kin, P)
         jacobian_state(ints, kin, P, body, frame, out[b])
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
@@ -141,9 +142,10 @@ def jacobian_batch(ints, reals, q, body, frame, out):
 def jacobian_dot_times_qd_batch(ints, reals, q, qd, body, frame, out):
     """Write Jdot qd (6,) of each row of (B, ...) states into ``out`` (B, 6)."""
     nb, nv = ints.shape[0], qd.shape[1]
-    kin, P, t = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, 6))
+    kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
+    t = mot[:, _T:_T + 6]
     for b in range(q.shape[0]):
-        forward_kinematics(ints, reals, q[b], kin, P, False)
+        forward_kinematics(ints, reals, q[b], kin, P)
         twists(ints, kin, P, qd[b], t)
         jacobian_dot_times_qd_state(ints, kin, P, t, qd[b], body, frame, out[b])
     return K.OK if all_finite(out) else K.BAD_OUTPUT
@@ -182,7 +184,7 @@ def jacobian(model, q, frame: Optional[str] = None):
     ``J qd = [v_p; w]``, the velocity of the frame origin and the angular velocity of its link.
     Columns of joints not between the base and the frame's link are zero (trees).
     """
-    if type(q) is np.ndarray and q.dtype is K.FLOAT64 and q.strides == K.VECTOR_STRIDES:
+    if type(q) is np.ndarray and q.dtype is K.FLOAT64 and q.ndim == 1:
         try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
             pk = model.packed
             body, data = pk.frames[model.tip_link if frame is None or frame == '' else frame]

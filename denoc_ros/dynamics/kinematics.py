@@ -96,9 +96,9 @@ def free_flyer_rotation(x, y, z, w):
 
 
 @jit
-def forward_kinematics(ints, reals, q, kin, P, with_inertia):
+def forward_kinematics(ints, reals, q, kin, P):
     """
-    Fill poses R_i, O_i, d_i, C_i, inertias I_i (optional) and the columns P (Eq. 12-15).
+    Fill poses R_i, O_i, d_i, C_i, axes e_i and the columns P (Eq. 12-15).
 
     The joint-type dispatch: the pose of body ``i`` in its parent is ``L = J Rot(a, q_i)``,
     origin ``x`` (revolute), ``L = J``, ``x = x_J + q_i J a`` (prismatic), or the quaternion's
@@ -108,10 +108,10 @@ def forward_kinematics(ints, reals, q, kin, P, with_inertia):
     # ``kin`` is indexed directly with the column offsets rather than through views: the
     # compiler then sees that the stores do not alias (about 30 % faster).
     nb = ints.shape[0]
-    # Only body 0 can be a free flyer (RobotModel checks it): then every other body's position
-    # and velocity come 6 entries later in q and v than its index.
+    # Only body 0 can be a free flyer (RobotModel checks it): then the position of every other
+    # body's joint comes 6 entries later in q than the body's index, its velocity 5 later in v.
     floating = nb > 0 and ints[0, JOINT_TYPE] == FREE_FLYER
-    shift = 6 if floating else 0
+    shift, vshift = (6, 5) if floating else (0, 0)
     for i in range(nb):
         joint = ints[i, JOINT_TYPE]
         if joint == FREE_FLYER:
@@ -166,31 +166,16 @@ def forward_kinematics(ints, reals, q, kin, P, with_inertia):
             kin[i, _D + r] = R0 * m0 + R1 * m1 + R2 * m2
             kin[i, _C + r] = kin[i, _O + r] + kin[i, _D + r]
             kin[i, _E + r] = R0 * a0 + R1 * a1 + R2 * a2
-        # I_i = R Ib R^T, Ib the inertia about C_i in body axes (symmetric: 6 entries).
-        if with_inertia:
-            for r in range(3):
-                R0, R1, R2 = kin[i, _R + 3 * r], kin[i, _R + 3 * r + 1], kin[i, _R + 3 * r + 2]
-                y0 = (R0 * reals[i, INERTIA] + R1 * reals[i, INERTIA + 3]
-                      + R2 * reals[i, INERTIA + 6])
-                y1 = (R0 * reals[i, INERTIA + 1] + R1 * reals[i, INERTIA + 4]
-                      + R2 * reals[i, INERTIA + 7])
-                y2 = (R0 * reals[i, INERTIA + 2] + R1 * reals[i, INERTIA + 5]
-                      + R2 * reals[i, INERTIA + 8])
-                for col in range(r, 3):
-                    value = (y0 * kin[i, _R + 3 * col] + y1 * kin[i, _R + 3 * col + 1]
-                             + y2 * kin[i, _R + 3 * col + 2])
-                    kin[i, _I + 3 * r + col] = value
-                    kin[i, _I + 3 * col + r] = value
         # The columns P of the joint (Saha Eq. 13, 15): [e; e x d] (revolute), [0; e]
         # (prismatic); the free flyer: [0; e_k] then [e_k; e_k x d], e_k = R_i's columns.
         e0, e1, e2 = kin[i, _E], kin[i, _E + 1], kin[i, _E + 2]
         d0, d1, d2 = kin[i, _D], kin[i, _D + 1], kin[i, _D + 2]
         if joint == REVOLUTE:
-            a = i + shift
+            a = i + vshift
             P[a, 0], P[a, 1], P[a, 2] = e0, e1, e2
             P[a, 3], P[a, 4], P[a, 5] = cross(e0, e1, e2, d0, d1, d2)
         elif joint == PRISMATIC:
-            a = i + shift
+            a = i + vshift
             P[a, 0], P[a, 1], P[a, 2] = 0.0, 0.0, 0.0
             P[a, 3], P[a, 4], P[a, 5] = e0, e1, e2
         else:
@@ -200,6 +185,23 @@ def forward_kinematics(ints, reals, q, kin, P, with_inertia):
                 P[c, 3], P[c, 4], P[c, 5] = e0, e1, e2
                 P[3 + c, 0], P[3 + c, 1], P[3 + c, 2] = e0, e1, e2
                 P[3 + c, 3], P[3 + c, 4], P[3 + c, 5] = cross(e0, e1, e2, d0, d1, d2)
+
+
+@jit
+def world_inertias(ints, reals, kin):
+    """Fill ``I_i = R_i Ib_i R_i^T``, the inertia about C_i in base axes (Eq. 2)."""
+    for i in range(ints.shape[0]):
+        for r in range(3):
+            # Row r of R Ib, times columns col >= r of R^T (I is symmetric: 6 entries).
+            R0, R1, R2 = kin[i, _R + 3 * r], kin[i, _R + 3 * r + 1], kin[i, _R + 3 * r + 2]
+            y0 = R0 * reals[i, INERTIA] + R1 * reals[i, INERTIA + 3] + R2 * reals[i, INERTIA + 6]
+            y1 = R0 * reals[i, INERTIA + 1] + R1 * reals[i, INERTIA + 4] + R2 * reals[i, INERTIA + 7]
+            y2 = R0 * reals[i, INERTIA + 2] + R1 * reals[i, INERTIA + 5] + R2 * reals[i, INERTIA + 8]
+            for col in range(r, 3):
+                value = (y0 * kin[i, _R + 3 * col] + y1 * kin[i, _R + 3 * col + 1]
+                         + y2 * kin[i, _R + 3 * col + 2])
+                kin[i, _I + 3 * r + col] = value
+                kin[i, _I + 3 * col + r] = value
 
 
 @jit
@@ -295,11 +297,13 @@ def twist_rates(ints, reals, kin, P, t, qd, qdd, gscale, t_dot):
 def body_states_batch(ints, reals, q, qd, R, C, t):
     """Write each body's orientation R (B, nb, 9), mass centre C (B, nb, 3), twist t (B, nb, 6)."""
     nb, nv = ints.shape[0], qd.shape[1]
-    kin, P = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6))
+    kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
     for b in range(q.shape[0]):
-        forward_kinematics(ints, reals, q[b], kin, P, False)
-        twists(ints, kin, P, qd[b], t[b])
+        forward_kinematics(ints, reals, q[b], kin, P)
+        twists(ints, kin, P, qd[b], mot[:, _T:_T + 6])
         for i in range(nb):
+            for r in range(6):
+                t[b, i, r] = mot[i, _T + r]
             for r in range(9):
                 R[b, i, r] = kin[i, _R + r]
             for r in range(3):
@@ -319,7 +323,7 @@ def frame_pose_batch(ints, reals, q, body, frame, R, p):
                     R[b, r, c] = frame[3 * r + c]
                 p[b, r] = frame[9 + r]
             continue
-        forward_kinematics(ints, reals, q[b], kin, P, False)
+        forward_kinematics(ints, reals, q[b], kin, P)
         for r in range(3):
             for c in range(3):
                 R[b, r, c] = (kin[body, _R + 3 * r] * frame[c] + kin[body, _R + 3 * r + 1]

@@ -35,7 +35,7 @@ from .crba import composite_mass_matrices, generalized_inertia_matrix, mass_matr
 from .jacobian import (jacobian, jacobian_dot_times_qd, jacobian_dot_times_qd_state,
                        jacobian_state, resolve_frame)
 from .kinematics import _T, configuration_ok, KIN_WIDTH, MOT_WIDTH
-from .rnea import coriolis_torques, gravity_torques, newton_euler_state, NO_WRENCH
+from .rnea import coriolis_torques, gravity_torques, newton_euler_state
 from ..errors import InputError
 
 __all__ = ['CartesianDynamics', 'cartesian_dynamics']
@@ -52,11 +52,11 @@ def cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g):
     nb, nv = ints.shape[0], qd.shape[1]
     kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
     M_tilde = np.empty((nb, MT_WIDTH))
-    zero = np.zeros(nv)
+    zero, none = np.zeros(nv), np.zeros((0, 6))
     for b in range(q.shape[0]):
         # newton_euler_state recomputes the kinematics of q[b]; the rest reuse them.
-        newton_euler_state(ints, reals, q[b], zero, zero, NO_WRENCH, 1.0, kin, P, mot, g[b])
-        newton_euler_state(ints, reals, q[b], qd[b], zero, NO_WRENCH, 0.0, kin, P, mot, h[b])
+        newton_euler_state(ints, reals, q[b], zero, zero, none, 1.0, kin, P, mot, g[b])
+        newton_euler_state(ints, reals, q[b], qd[b], zero, none, 0.0, kin, P, mot, h[b])
         jacobian_state(ints, kin, P, body, frame, J[b])
         jacobian_dot_times_qd_state(ints, kin, P, mot[:, _T:_T + 6], qd[b], body, frame,
                                     Jdqd[b])

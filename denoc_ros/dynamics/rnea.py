@@ -36,12 +36,10 @@ from ._compile import all_finite, cross, jit, row
 from ._packed import GRAVITY, MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _D, _I, _R, _T, _TD, _W, configuration_ok, configuration_size,
-                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twist_rates, twists)
+                         forward_kinematics, world_inertias, KIN_WIDTH, MOT_WIDTH, twist_rates, twists)
 
 __all__ = ['coriolis_torques', 'gravity_torques', 'inverse_dynamics']
 
-NO_WRENCH = np.zeros((0, 6))
-NO_WRENCH.setflags(write=False)
 
 
 @jit
@@ -86,7 +84,8 @@ def resultant_wrenches(ints, kin, P, w, tau):
 def newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, kin, P, mot, tau):
     """Write ``tau = P_i^T w~_i`` (Saha Eq. 30) of one state; gravity scaled by ``gscale``."""
     nb = ints.shape[0]
-    forward_kinematics(ints, reals, q, kin, P, True)
+    forward_kinematics(ints, reals, q, kin, P)
+    world_inertias(ints, reals, kin)
     t, t_dot, w = mot[:, _T:_T + 6], mot[:, _TD:_TD + 6], mot[:, _W:_W + 6]
     twists(ints, kin, P, qd, t)
     twist_rates(ints, reals, kin, P, t, qd, qdd, gscale, t_dot)
@@ -127,7 +126,9 @@ def newton_euler_one(ints, reals, q, qd, qdd, fext, gscale, out):
 @jit
 def inverse_dynamics_one(ints, reals, q, qd, qdd, out):
     """Write ``tau = ID(q, qd, qdd)`` (Saha Eq. 30) into ``out``; return a status."""
-    return newton_euler_one(ints, reals, q, qd, qdd, NO_WRENCH, 1.0, out)
+    # Contiguous inputs and a fresh "no wrenches" array: one compilation serves every caller.
+    return newton_euler_one(ints, reals, np.ascontiguousarray(q), np.ascontiguousarray(qd),
+                            np.ascontiguousarray(qdd), np.zeros((0, 6)), 1.0, out)
 
 
 @jit
@@ -135,14 +136,16 @@ def inverse_dynamics_fext_one(ints, reals, q, qd, qdd, fext, out):
     """Write ``tau = ID(q, qd, qdd) - sum_i J_i^T f_i`` (Saha Eq. 30) into ``out``."""
     if not (fext.shape[0] == ints.shape[0] and fext.shape[1] == 6):
         return K.BAD_INPUT
-    return newton_euler_one(ints, reals, q, qd, qdd, fext, 1.0, out)
+    return newton_euler_one(ints, reals, np.ascontiguousarray(q), np.ascontiguousarray(qd),
+                            np.ascontiguousarray(qdd), np.ascontiguousarray(fext), 1.0, out)
 
 
 @jit
 def coriolis_torques_one(ints, reals, q, qd, out):
     """Write ``C(q, qd) qd = ID(q, qd, 0)`` without gravity (Eq. 30) into ``out``."""
     zero = np.zeros(out.shape[0])
-    return newton_euler_one(ints, reals, q, qd, zero, NO_WRENCH, 0.0, out)
+    return newton_euler_one(ints, reals, np.ascontiguousarray(q), np.ascontiguousarray(qd), zero,
+                            np.zeros((0, 6)), 0.0, out)
 
 
 @jit
@@ -150,9 +153,10 @@ def inverse_dynamics_batch(ints, reals, q, qd, qdd, fext, gscale, out):
     """Write ``tau`` (Saha Eq. 30) of each row of (B, nq) states into ``out`` (B, nv)."""
     nb, nv = ints.shape[0], out.shape[1]
     kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
+    none = np.zeros((0, 6))  # of fext[b]'s type (a read-only constant would add a compilation)
     for b in range(q.shape[0]):
         newton_euler_state(ints, reals, q[b], row(qd, b), row(qdd, b),
-                           row(fext, b) if fext.shape[0] > 0 else NO_WRENCH, gscale, kin, P,
+                           row(fext, b) if fext.shape[0] > 0 else none, gscale, kin, P,
                            mot, out[b])
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
@@ -162,10 +166,10 @@ def reaction_wrenches_batch(ints, reals, q, qd, qdd, fext, local, out):
     """Write the resultant wrenches ``w~_i`` as [f; n about O_i], (B, nb, 6), base or body axes."""
     nb, nv = ints.shape[0], qd.shape[1]
     kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
-    tau = np.empty(nv)
+    tau, none = np.empty(nv), np.zeros((0, 6))
     for b in range(q.shape[0]):
         newton_euler_state(ints, reals, q[b], qd[b], qdd[b],
-                           fext[b] if fext.shape[0] > 0 else NO_WRENCH, 1.0, kin, P, mot, tau)
+                           fext[b] if fext.shape[0] > 0 else none, 1.0, kin, P, mot, tau)
         for i in range(nb):
             f0, f1, f2 = mot[i, _W + 3], mot[i, _W + 4], mot[i, _W + 5]
             x0, x1, x2 = cross(kin[i, _D], kin[i, _D + 1], kin[i, _D + 2], f0, f1, f2)
@@ -187,7 +191,7 @@ def reaction_wrenches_batch(ints, reals, q, qd, qdd, fext, local, out):
 def gravity_state(ints, reals, q, kin, P, w, tau):
     """Write ``g(q) = ID(q, 0, 0)``: Eq. 30 with t_dot_i = [0; -g], w_i = [0; -m_i g] only."""
     nb = ints.shape[0]
-    forward_kinematics(ints, reals, q, kin, P, False)
+    forward_kinematics(ints, reals, q, kin, P)
     g0, g1, g2 = reals[nb, GRAVITY], reals[nb, GRAVITY + 1], reals[nb, GRAVITY + 2]
     for i in range(nb):
         m = reals[i, MASS]
@@ -200,6 +204,7 @@ def gravity_state(ints, reals, q, kin, P, w, tau):
 def gravity_torques_one(ints, reals, q, out):
     """Write ``g(q) = ID(q, 0, 0)`` (Eq. 30) into ``out``; return a status."""
     nb, nv = ints.shape[0], out.shape[0]
+    q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints)
             and configuration_ok(ints, q)):
         return K.BAD_INPUT
@@ -218,15 +223,15 @@ def gravity_torques_batch(ints, reals, q, out):
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
-_nd, _F8, _VEC, _WRENCHES = np.ndarray, K.FLOAT64, K.VECTOR_STRIDES, K.WRENCH_STRIDES
+_nd, _F8, _empty = np.ndarray, K.FLOAT64, np.empty
 _inverse_dynamics_one = K.single_state(inverse_dynamics_one, globals(),
-                                       '_inverse_dynamics_one', 'vvvv')
+                                       '_inverse_dynamics_one', 'vvvo')
 _inverse_dynamics_fext_one = K.single_state(inverse_dynamics_fext_one, globals(),
-                                            '_inverse_dynamics_fext_one', 'vvvmv')
+                                            '_inverse_dynamics_fext_one', 'vvvwo')
 _gravity_torques_one = K.single_state(gravity_torques_one, globals(), '_gravity_torques_one',
-                                      'vv')
+                                      'vo')
 _coriolis_torques_one = K.single_state(coriolis_torques_one, globals(),
-                                       '_coriolis_torques_one', 'vvv')
+                                       '_coriolis_torques_one', 'vvo')
 
 
 def inverse_dynamics(model, q, qd, qdd, f_ext=None):
@@ -244,18 +249,18 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     floating model row 0 is the base.
     """
     if (type(q) is _nd and type(qd) is _nd and type(qdd) is _nd and q.dtype is _F8
-            and qd.dtype is _F8 and qdd.dtype is _F8 and q.strides == _VEC
-            and qd.strides == _VEC and qdd.strides == _VEC):
+            and qd.dtype is _F8 and qdd.dtype is _F8 and q.ndim == 1 and qd.ndim == 1
+            and qdd.ndim == 1):
         # One state given as C-contiguous float64 vectors (exactly the types the kernel's entry
         # point takes unchecked, see _compile.single_state): straight to the kernel. Anything
-        # else (not a model, a list, float32, a strided array) or a state it rejects (wrong
-        # length, NaN) goes on to the checked path, which raises the documented error.
+        # else (not a model, a list, float32, a strided array, a batch) or a state it rejects
+        # (wrong length, NaN) goes on to the checked path, which raises the documented error.
         try:
             pk = model.packed
-            out = np.empty(pk.n)
+            out = _empty(pk.n)
             if f_ext is None:
                 status = _inverse_dynamics_one(pk.ints, pk.reals, q, qd, qdd, out)
-            elif type(f_ext) is _nd and f_ext.dtype is _F8 and f_ext.strides == _WRENCHES:
+            elif type(f_ext) is _nd and f_ext.dtype is _F8 and f_ext.ndim == 2:
                 status = _inverse_dynamics_fext_one(pk.ints, pk.reals, q, qd, qdd, f_ext, out)
             else:
                 status = K.BAD_INPUT
@@ -273,10 +278,10 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
 
 def gravity_torques(model, q):
     """Return ``g(q) = ID(q, 0, 0)``, the forces holding the robot against gravity (Eq. 30)."""
-    if type(q) is _nd and q.dtype is _F8 and q.strides == _VEC:
+    if type(q) is _nd and q.dtype is _F8 and q.ndim == 1:
         try:  # see inverse_dynamics
             pk = model.packed
-            out = np.empty(pk.n)
+            out = _empty(pk.n)
             status = _gravity_torques_one(pk.ints, pk.reals, q, out)
         except Exception:
             status = K.BAD_INPUT
@@ -293,10 +298,10 @@ def gravity_torques(model, q):
 def coriolis_torques(model, q, qd):
     """Return ``C(q, qd) qd``, shape (..., nv): Eq. 30 with ``qdd = 0`` and no gravity."""
     if (type(q) is _nd and type(qd) is _nd and q.dtype is _F8 and qd.dtype is _F8
-            and q.strides == _VEC and qd.strides == _VEC):
+            and q.ndim == 1 and qd.ndim == 1):
         try:  # see inverse_dynamics
             pk = model.packed
-            out = np.empty(pk.n)
+            out = _empty(pk.n)
             status = _coriolis_torques_one(pk.ints, pk.reals, q, qd, out)
         except Exception:
             status = K.BAD_INPUT
