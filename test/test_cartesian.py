@@ -13,7 +13,9 @@
 # limitations under the License.
 
 """
-Cartesian quantities (denoc_ros.dynamics.jacobian, .operational_space), each checked against something independent.
+Cartesian quantities, each checked against something independent.
+
+(``denoc_ros.dynamics.jacobian`` and ``.operational_space``.)
 
 * frame_pose, jacobian, jacobian_dot_times_qd vs Pinocchio (``data.oMf``,
   ``computeFrameJacobian`` and ``getFrameClassicalAcceleration`` in LOCAL_WORLD_ALIGNED) on the

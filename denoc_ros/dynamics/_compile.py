@@ -129,8 +129,8 @@ def single_state(kernel, namespace, name, kinds):
     The first call compiles (or loads from the cache) the one signature the fast paths use --
     the packed model (``ints``, ``reals``), then per ``kinds`` letter: ``v`` a float64 vector
     and ``w`` a float64 matrix of any strides (inputs), ``o`` a C-contiguous float64 vector and
-    ``m`` a C-contiguous float64 matrix (outputs), ``i`` an int, ``f`` a float, ``r`` a read-only float64 vector -- and forbids
-    compiling others. It then puts the compiled
+    ``m`` a C-contiguous float64 matrix (outputs), ``i`` an int, ``f`` a float, ``r`` a
+    read-only float64 vector -- and forbids compiling others. It then puts the compiled
     function's entry point into ``namespace[name]``, so that later calls skip numba's
     dispatcher (its type resolution costs 0.1-0.2 us a call, 10-15 % of a 7-joint mass matrix).
 
@@ -216,9 +216,15 @@ def row(a, b):
 @jit
 def mat6_vec(A, x0, x1, x2, x3, x4, x5):
     """Return the 6-tuple ``A x`` for a 6x6 ``A`` and a 6-vector ``x`` given by its entries."""
-    return (A[0, 0] * x0 + A[0, 1] * x1 + A[0, 2] * x2 + A[0, 3] * x3 + A[0, 4] * x4 + A[0, 5] * x5,
-            A[1, 0] * x0 + A[1, 1] * x1 + A[1, 2] * x2 + A[1, 3] * x3 + A[1, 4] * x4 + A[1, 5] * x5,
-            A[2, 0] * x0 + A[2, 1] * x1 + A[2, 2] * x2 + A[2, 3] * x3 + A[2, 4] * x4 + A[2, 5] * x5,
-            A[3, 0] * x0 + A[3, 1] * x1 + A[3, 2] * x2 + A[3, 3] * x3 + A[3, 4] * x4 + A[3, 5] * x5,
-            A[4, 0] * x0 + A[4, 1] * x1 + A[4, 2] * x2 + A[4, 3] * x3 + A[4, 4] * x4 + A[4, 5] * x5,
-            A[5, 0] * x0 + A[5, 1] * x1 + A[5, 2] * x2 + A[5, 3] * x3 + A[5, 4] * x4 + A[5, 5] * x5)
+    return (A[0, 0] * x0 + A[0, 1] * x1 + A[0, 2] * x2 + A[0, 3] * x3 + A[0, 4] * x4
+            + A[0, 5] * x5,
+            A[1, 0] * x0 + A[1, 1] * x1 + A[1, 2] * x2 + A[1, 3] * x3 + A[1, 4] * x4
+            + A[1, 5] * x5,
+            A[2, 0] * x0 + A[2, 1] * x1 + A[2, 2] * x2 + A[2, 3] * x3 + A[2, 4] * x4
+            + A[2, 5] * x5,
+            A[3, 0] * x0 + A[3, 1] * x1 + A[3, 2] * x2 + A[3, 3] * x3 + A[3, 4] * x4
+            + A[3, 5] * x5,
+            A[4, 0] * x0 + A[4, 1] * x1 + A[4, 2] * x2 + A[4, 3] * x3 + A[4, 4] * x4
+            + A[4, 5] * x5,
+            A[5, 0] * x0 + A[5, 1] * x1 + A[5, 2] * x2 + A[5, 3] * x3 + A[5, 4] * x4
+            + A[5, 5] * x5)

@@ -54,7 +54,8 @@ from ._packed import MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .crba import mass_matrix_batch
 from .kinematics import (_C, _I, _K, _T, _TD, _W, configuration_ok, configuration_size,
-                         forward_kinematics, world_inertias, KIN_WIDTH, MOT_WIDTH, twists, velocity_products)
+                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists, velocity_products,
+                         world_inertias)
 from .rnea import inverse_dynamics_batch, subtract_external_wrench
 from ..errors import InputError
 
@@ -127,30 +128,33 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
             for col in range(6):
                 largest = max(largest, abs(Mi[r, col]))
         for a in range(v0, v0 + m):
-            # psi_a = M^_i p_a, phi_a = tau_a - p_a^T eta^_i; then D = L diag(d) L^T row by row,
-            # W_a = psi_a - sum_c L_ac W_c and y_a = phi_a - sum_c L_ac y_c (c < a).
-            psi[a, 0], psi[a, 1], psi[a, 2], psi[a, 3], psi[a, 4], psi[a, 5] = \
-                mat6_vec(Mi, P[a, 0], P[a, 1], P[a, 2], P[a, 3], P[a, 4], P[a, 5])
-            phi = tau[a]
-            for r in range(6):
-                phi -= P[a, r] * eta[i, r]
-            d = 0.0
-            for r in range(6):
-                d += P[a, r] * psi[a, r]
+            # psi_a = M^_i p_a, phi_a = tau_a - p_a^T eta^_i, m^_a = p_a^T psi_a (in locals: the
+            # compiler cannot tell that the arrays do not overlap).
+            p0, p1, p2, p3, p4, p5 = P[a, 0], P[a, 1], P[a, 2], P[a, 3], P[a, 4], P[a, 5]
+            s0, s1, s2, s3, s4, s5 = mat6_vec(Mi, p0, p1, p2, p3, p4, p5)
+            phi = tau[a] - (p0 * eta[i, 0] + p1 * eta[i, 1] + p2 * eta[i, 2] + p3 * eta[i, 3]
+                            + p4 * eta[i, 4] + p5 * eta[i, 5])
+            d = p0 * s0 + p1 * s1 + p2 * s2 + p3 * s3 + p4 * s4 + p5 * s5
+            # A joint with several velocities: D = L diag(d) L^T row by row, W_a = psi_a -
+            # sum_c L_ac W_c, y_a = phi_a - sum_c L_ac y_c over the earlier columns c of the
+            # joint, where L_ac = p_a^T W_c / d_c (psi_c already holds W_c).
             for c in range(v0, a):
-                s = 0.0
-                for r in range(6):
-                    s += P[a, r] * psi[c, r]  # psi_c is already W_c: p_a^T W_c = (D L^-T)_ac
-                ab[a, _L + c - v0] = s / ab[c, _MHAT]
-                d -= s * ab[a, _L + c - v0]
-            for c in range(v0, a):
-                lac = ab[a, _L + c - v0]
+                lac = (p0 * psi[c, 0] + p1 * psi[c, 1] + p2 * psi[c, 2] + p3 * psi[c, 3]
+                       + p4 * psi[c, 4] + p5 * psi[c, 5]) / ab[c, _MHAT]
+                ab[a, _L + c - v0] = lac
+                d -= lac * lac * ab[c, _MHAT]
                 phi -= lac * ab[c, _PHI]
-                for r in range(6):
-                    psi[a, r] -= lac * psi[c, r]
+                s0 -= lac * psi[c, 0]
+                s1 -= lac * psi[c, 1]
+                s2 -= lac * psi[c, 2]
+                s3 -= lac * psi[c, 3]
+                s4 -= lac * psi[c, 4]
+                s5 -= lac * psi[c, 5]
             if not d > 1e-12 * largest:
                 singular = a
                 break
+            psi[a, 0], psi[a, 1], psi[a, 2] = s0, s1, s2
+            psi[a, 3], psi[a, 4], psi[a, 5] = s3, s4, s5
             ab[a, _MHAT] = d
             ab[a, _PHI] = phi
         if singular >= 0:
@@ -164,7 +168,8 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
                     u = psi[a, r] / ab[a, _MHAT]
                     for col in range(6):
                         Mi[r, col] -= u * psi[a, col]
-            e0, e1, e2, e3, e4, e5 = mat6_vec(Mi, kappa[i, 0], kappa[i, 1], kappa[i, 2], kappa[i, 3], kappa[i, 4], kappa[i, 5])
+            e0, e1, e2, e3, e4, e5 = mat6_vec(Mi, kappa[i, 0], kappa[i, 1], kappa[i, 2],
+                                              kappa[i, 3], kappa[i, 4], kappa[i, 5])
             e0 += eta[i, 0]
             e1 += eta[i, 1]
             e2 += eta[i, 2]

@@ -52,9 +52,8 @@ from . import _compile as K
 from ._compile import all_finite, cross, jit, mat6_vec
 from ._packed import MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
-from .crba import composite_mass_matrices, expand_composite, MT_WIDTH
 from .kinematics import (_C, _I, _T, configuration_ok, configuration_size,
-                         forward_kinematics, world_inertias, KIN_WIDTH, MOT_WIDTH, twists)
+                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists, world_inertias)
 from .rnea import coriolis_torques
 
 __all__ = ['convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques']
@@ -62,6 +61,61 @@ __all__ = ['convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques']
 
 # ----------------------------------------------------------------------------------------------
 # Saha's convective inertia matrix (Eq. 20, 25-29 corrected)
+
+
+# Columns of the composite buffer ``M_tilde`` (nb, MT_WIDTH): I~ (xx, xy, xz, yy, yz, zz), s, m.
+_IXX, _IXY, _IXZ, _IYY, _IYZ, _IZZ, _SX, _SY, _SZ, _MASS = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+MT_WIDTH = 10
+
+
+@jit
+def composite_mass_matrices(ints, reals, kin, M_tilde):
+    """Fill ``M~_i = M_i + sum_children B_ci^T M~_c B_ci`` (Saha Eq. 23b), 10 numbers each."""
+    nb = ints.shape[0]
+    for i in range(nb):
+        # M_i = [[I_i, 0], [0, m_i 1]] (Eq. 2).
+        M_tilde[i, _IXX], M_tilde[i, _IXY], M_tilde[i, _IXZ] = \
+            kin[i, _I], kin[i, _I + 1], kin[i, _I + 2]
+        M_tilde[i, _IYY], M_tilde[i, _IYZ], M_tilde[i, _IZZ] = \
+            kin[i, _I + 4], kin[i, _I + 5], kin[i, _I + 8]
+        M_tilde[i, _SX], M_tilde[i, _SY], M_tilde[i, _SZ] = 0.0, 0.0, 0.0
+        M_tilde[i, _MASS] = reals[i, MASS]
+    for i in range(nb - 1, -1, -1):
+        k = ints[i, PARENT]
+        if k >= 0:
+            # B^T M~ B with B = [[1, 0], [c x 1, 1]], c = C_k - C_i (so c x 1 = X, X^T = -X):
+            # s' = s - m c, I~' = I~ + c s^T + s c^T - 2 (s.c) 1 + m (|c|^2 1 - c c^T).
+            c0, c1, c2 = kin[k, _C] - kin[i, _C], kin[k, _C + 1] - kin[i, _C + 1], \
+                kin[k, _C + 2] - kin[i, _C + 2]
+            s0, s1, s2, m = M_tilde[i, _SX], M_tilde[i, _SY], M_tilde[i, _SZ], M_tilde[i, _MASS]
+            diag = m * (c0 * c0 + c1 * c1 + c2 * c2) - 2.0 * (s0 * c0 + s1 * c1 + s2 * c2)
+            M_tilde[k, _IXX] += M_tilde[i, _IXX] + 2.0 * c0 * s0 + diag - m * c0 * c0
+            M_tilde[k, _IXY] += M_tilde[i, _IXY] + c0 * s1 + s0 * c1 - m * c0 * c1
+            M_tilde[k, _IXZ] += M_tilde[i, _IXZ] + c0 * s2 + s0 * c2 - m * c0 * c2
+            M_tilde[k, _IYY] += M_tilde[i, _IYY] + 2.0 * c1 * s1 + diag - m * c1 * c1
+            M_tilde[k, _IYZ] += M_tilde[i, _IYZ] + c1 * s2 + s1 * c2 - m * c1 * c2
+            M_tilde[k, _IZZ] += M_tilde[i, _IZZ] + 2.0 * c2 * s2 + diag - m * c2 * c2
+            M_tilde[k, _SX] += s0 - m * c0
+            M_tilde[k, _SY] += s1 - m * c1
+            M_tilde[k, _SZ] += s2 - m * c2
+            M_tilde[k, _MASS] += m
+
+
+@jit
+def expand_composite(M_tilde, i, out):
+    """Write the 6x6 ``M~_i`` from its 10 numbers into ``out``."""
+    out[0, 0], out[0, 1], out[0, 2] = M_tilde[i, _IXX], M_tilde[i, _IXY], M_tilde[i, _IXZ]
+    out[1, 0], out[1, 1], out[1, 2] = M_tilde[i, _IXY], M_tilde[i, _IYY], M_tilde[i, _IYZ]
+    out[2, 0], out[2, 1], out[2, 2] = M_tilde[i, _IXZ], M_tilde[i, _IYZ], M_tilde[i, _IZZ]
+    s0, s1, s2, m = M_tilde[i, _SX], M_tilde[i, _SY], M_tilde[i, _SZ], M_tilde[i, _MASS]
+    # s x 1 and its transpose.
+    out[0, 3], out[0, 4], out[0, 5] = 0.0, -s2, s1
+    out[1, 3], out[1, 4], out[1, 5] = s2, 0.0, -s0
+    out[2, 3], out[2, 4], out[2, 5] = -s1, s0, 0.0
+    for r in range(3):
+        for col in range(3):
+            out[3 + r, col] = out[col, 3 + r]
+            out[3 + r, 3 + col] = m if r == col else 0.0
 
 
 @jit
@@ -319,7 +373,8 @@ def christoffel_state(ints, reals, q, qd, kin, P, mot, sp, I_c, K_c, out):
             # Column a, rows of the proper ancestors: S_c^T (I^c_i S_dot_a + K^c_i S_a).
             j = ints[i, PARENT]
             if j >= 0:
-                f = mat6_vec(I_c[i], S_dot[a, 0], S_dot[a, 1], S_dot[a, 2], S_dot[a, 3], S_dot[a, 4], S_dot[a, 5])
+                f = mat6_vec(I_c[i], S_dot[a, 0], S_dot[a, 1], S_dot[a, 2], S_dot[a, 3],
+                             S_dot[a, 4], S_dot[a, 5])
                 g = mat6_vec(K_c[i], S[a, 0], S[a, 1], S[a, 2], S[a, 3], S[a, 4], S[a, 5])
                 f0, f1, f2 = f[0] + g[0], f[1] + g[1], f[2] + g[2]
                 f3, f4, f5 = f[3] + g[3], f[4] + g[4], f[5] + g[5]
@@ -363,21 +418,6 @@ _convective_inertia_matrix_one = K.single_state(
     convective_inertia_matrix_one, globals(), '_convective_inertia_matrix_one', 'vvm')
 
 
-def _single(kernel, model, q, qd):
-    """Return the kernel's result for one state given as vectors, or None to take the checks."""
-    if (type(q) is _nd and type(qd) is _nd and q.dtype is _F8 and qd.dtype is _F8
-            and q.ndim == 1 and qd.ndim == 1):
-        try:  # see rnea.inverse_dynamics
-            pk = model.packed
-            out = _empty(pk.square)
-            status = kernel(pk.ints, pk.reals, q, qd, out)
-        except Exception:
-            status = K.BAD_INPUT
-        if not status:
-            return out
-    return None
-
-
 def _checked(model, kernel, q, qd, what):
     """Run a ``(q, qd)`` batch kernel after the full argument checks."""
     batch, (q, qd), _ = prepare(model, (('q', q), ('qd', qd)))
@@ -395,9 +435,15 @@ def convective_inertia_matrix(model, q, qd):
     Shape ``(..., nv, nv)``; ``C qd`` is the Coriolis/centrifugal force and ``dM/dt - 2 C`` is
     skew-symmetric, but ``C`` differs from the Christoffel :func:`coriolis_matrix`.
     """
-    out = _single(_convective_inertia_matrix_one, model, q, qd)
-    if out is not None:
-        return out
+    if (type(q) is _nd and type(qd) is _nd and q.dtype is _F8 and qd.dtype is _F8
+            and q.ndim == 1 and qd.ndim == 1):
+        try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
+            pk = model.packed
+            out = _empty(pk.square)
+            if not _convective_inertia_matrix_one(pk.ints, pk.reals, q, qd, out):
+                return out
+        except Exception:
+            pass
     return _checked(model, convective_inertia_matrix_batch, q, qd, 'convective_inertia_matrix')
 
 
@@ -408,7 +454,13 @@ def coriolis_matrix(model, q, qd):
     ``Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)``; shape ``(..., nv, nv)``; equals
     Pinocchio's ``computeCoriolisMatrix``. Computed by composite bodies (Echeandia & Wensing).
     """
-    out = _single(_coriolis_matrix_one, model, q, qd)
-    if out is not None:
-        return out
+    if (type(q) is _nd and type(qd) is _nd and q.dtype is _F8 and qd.dtype is _F8
+            and q.ndim == 1 and qd.ndim == 1):
+        try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
+            pk = model.packed
+            out = _empty(pk.square)
+            if not _coriolis_matrix_one(pk.ints, pk.reals, q, qd, out):
+                return out
+        except Exception:
+            pass
     return _checked(model, coriolis_matrix_batch, q, qd, 'coriolis_matrix')

@@ -194,9 +194,12 @@ def world_inertias(ints, reals, kin):
         for r in range(3):
             # Row r of R Ib, times columns col >= r of R^T (I is symmetric: 6 entries).
             R0, R1, R2 = kin[i, _R + 3 * r], kin[i, _R + 3 * r + 1], kin[i, _R + 3 * r + 2]
-            y0 = R0 * reals[i, INERTIA] + R1 * reals[i, INERTIA + 3] + R2 * reals[i, INERTIA + 6]
-            y1 = R0 * reals[i, INERTIA + 1] + R1 * reals[i, INERTIA + 4] + R2 * reals[i, INERTIA + 7]
-            y2 = R0 * reals[i, INERTIA + 2] + R1 * reals[i, INERTIA + 5] + R2 * reals[i, INERTIA + 8]
+            y0 = (R0 * reals[i, INERTIA] + R1 * reals[i, INERTIA + 3]
+                  + R2 * reals[i, INERTIA + 6])
+            y1 = (R0 * reals[i, INERTIA + 1] + R1 * reals[i, INERTIA + 4]
+                  + R2 * reals[i, INERTIA + 7])
+            y2 = (R0 * reals[i, INERTIA + 2] + R1 * reals[i, INERTIA + 5]
+                  + R2 * reals[i, INERTIA + 8])
             for col in range(r, 3):
                 value = (y0 * kin[i, _R + 3 * col] + y1 * kin[i, _R + 3 * col + 1]
                          + y2 * kin[i, _R + 3 * col + 2])

@@ -31,7 +31,7 @@ import numpy as np
 from . import _compile as K
 from ._compile import all_finite, jit
 from ._state import finish, kernel_arrays, prepare
-from .crba import composite_mass_matrices, generalized_inertia_matrix, mass_matrix, MT_WIDTH
+from .crba import composite_inertias, generalized_inertia_matrix, IC_WIDTH, mass_matrix
 from .jacobian import (jacobian, jacobian_dot_times_qd, jacobian_dot_times_qd_state,
                        jacobian_state, resolve_frame)
 from .kinematics import _T, configuration_ok, KIN_WIDTH, MOT_WIDTH
@@ -51,7 +51,7 @@ def cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g):
     """Write J, Jdot qd, M (Eq. 24), C qd and g (Eq. 30) of each row of (B, n) states."""
     nb, nv = ints.shape[0], qd.shape[1]
     kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
-    M_tilde = np.empty((nb, MT_WIDTH))
+    I_c = np.empty((nb, IC_WIDTH))
     zero, none = np.zeros(nv), np.zeros((0, 6))
     for b in range(q.shape[0]):
         # newton_euler_state recomputes the kinematics of q[b]; the rest reuse them.
@@ -60,8 +60,8 @@ def cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g):
         jacobian_state(ints, kin, P, body, frame, J[b])
         jacobian_dot_times_qd_state(ints, kin, P, mot[:, _T:_T + 6], qd[b], body, frame,
                                     Jdqd[b])
-        composite_mass_matrices(ints, reals, kin, M_tilde)
-        generalized_inertia_matrix(ints, kin, P, M_tilde, M[b])
+        composite_inertias(ints, reals, kin, I_c)
+        generalized_inertia_matrix(ints, kin, P, I_c, M[b])  # last: it overwrites P
     if all_finite(J) and all_finite(Jdqd) and all_finite(M) and all_finite(h) \
             and all_finite(g):
         return K.OK

@@ -36,10 +36,10 @@ from ._compile import all_finite, cross, jit, row
 from ._packed import GRAVITY, MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _D, _I, _R, _T, _TD, _W, configuration_ok, configuration_size,
-                         forward_kinematics, world_inertias, KIN_WIDTH, MOT_WIDTH, twist_rates, twists)
+                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twist_rates, twists,
+                         world_inertias)
 
 __all__ = ['coriolis_torques', 'gravity_torques', 'inverse_dynamics']
-
 
 
 @jit

@@ -51,8 +51,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ._main import spin_node
 from .conversions import all_finite, JointMap
 from .. import dynamics
-from ..dynamics import cartesian_dynamics
 from ..description import read_description
+from ..dynamics import cartesian_dynamics
 from ..errors import DenocError, InputError
 from ..feedforward import EVALUATE_AT, feedforward_terms, predict
 from ..payload import attach_payload
