@@ -55,7 +55,7 @@ from ._state import finish, kernel_arrays, prepare
 from .crba import mass_matrix_batch
 from .kinematics import (_C, _I, _K, _T, _TD, _W, configuration_ok, configuration_size,
                          forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists, velocity_products,
-                         world_inertias)
+                         workspace, world_inertias)
 from .rnea import inverse_dynamics_batch, subtract_external_wrench
 from ..errors import InputError
 
@@ -250,10 +250,9 @@ def forward_dynamics_one(ints, reals, q, qd, tau, fext, out):
             and configuration_ok(ints, q) and all_finite(qd) and all_finite(tau)
             and all_finite(fext)):
         return K.BAD_INPUT
-    status = articulated_body_state(ints, reals, q, qd, tau, fext, np.empty((nb, KIN_WIDTH)),
-                                    np.empty((nv, 6)), np.empty((nb, MOT_WIDTH)),
-                                    np.empty((nb, 6, 6)), np.empty((6, 6)),
-                                    np.empty((nv, AB_WIDTH)), out)
+    work, M6 = workspace(ints, nv, 4), np.empty((nb + 1, 6, 6))
+    status = articulated_body_state(ints, reals, q, qd, tau, fext, work[0], work[1], work[2],
+                                    M6[:nb], M6[nb], work[3], out)
     if status != K.OK:
         return status
     return K.OK if all_finite(out) else K.BAD_OUTPUT

@@ -53,7 +53,8 @@ from ._compile import all_finite, cross, jit, mat6_vec
 from ._packed import MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _I, _T, configuration_ok, configuration_size,
-                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists, world_inertias)
+                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists, workspace,
+                         world_inertias)
 from .rnea import coriolis_torques
 
 __all__ = ['convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques']
@@ -225,10 +226,9 @@ def convective_inertia_matrix_one(ints, reals, q, qd, out):
     if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
             and configuration_ok(ints, q) and all_finite(qd)):
         return K.BAD_INPUT
-    convective_state(ints, reals, q, qd, np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)),
-                     np.empty((nb, MOT_WIDTH)), np.empty((nb, MT_WIDTH)),
-                     np.empty((nb, 6, 6)), np.empty((nb, 6, 6)), np.empty((nb, 6, 6)),
-                     np.empty((6, 6)), out)
+    work, M6 = workspace(ints, nv, 4), np.empty((3 * nb + 1, 6, 6))
+    convective_state(ints, reals, q, qd, work[0], work[1], work[2], work[3], M6[:nb],
+                     M6[nb:2 * nb], M6[2 * nb:3 * nb], M6[3 * nb], out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
@@ -394,9 +394,9 @@ def coriolis_matrix_one(ints, reals, q, qd, out):
     if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
             and configuration_ok(ints, q) and all_finite(qd)):
         return K.BAD_INPUT
-    christoffel_state(ints, reals, q, qd, np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)),
-                      np.empty((nb, MOT_WIDTH)), np.empty((nv, SP_WIDTH)),
-                      np.empty((nb, 6, 6)), np.empty((nb, 6, 6)), out)
+    work, M6 = workspace(ints, nv, 4), np.empty((2 * nb, 6, 6))
+    christoffel_state(ints, reals, q, qd, work[0], work[1], work[2], work[3], M6[:nb],
+                      M6[nb:], out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 

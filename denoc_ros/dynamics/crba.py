@@ -32,10 +32,10 @@ import numpy as np
 
 from . import _compile as K
 from ._compile import all_finite, cross, jit
-from ._packed import MASS, NV, PARENT, V0
+from ._packed import INERTIA, MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
-from .kinematics import (_C, _I, configuration_ok, configuration_size, forward_kinematics,
-                         KIN_WIDTH, world_inertias)
+from .kinematics import (_C, _R, configuration_ok, configuration_size, forward_kinematics,
+                         KIN_WIDTH, workspace)
 
 __all__ = ['mass_matrix']
 
@@ -44,24 +44,47 @@ __all__ = ['mass_matrix']
 # zz), the first moment h = sum m c, and the mass.
 _JXX, _JXY, _JXZ, _JYY, _JYZ, _JZZ, _HX, _HY, _HZ, _M = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
 IC_WIDTH = 10
+# Where entry (r, c) of a symmetric 3x3 matrix goes among _JXX .. _JZZ.
+_SYM = (0, 1, 2, 1, 3, 4, 2, 4, 5)
 
 
 @jit
-def composite_inertias(ints, reals, kin, I_c):
-    """Fill ``M~_i`` at the base origin: each body's spatial inertia, summed over subtrees."""
+def composite_inertias(ints, reals, kin, P, I_c):
+    """
+    Fill ``M~_i`` at the base origin: each body's spatial inertia, summed over subtrees.
+
+    On the way the columns ``P`` are carried to the origin (``[e; v_O]``, the joints' screws).
+    """
     nb = ints.shape[0]
     for i in range(nb):
-        # M_i moved from C_i to the origin: I_O = I_C + m (|c|^2 1 - c c^T), h = m c (Eq. 2).
+        # M_i moved from C_i to the origin: I_O = R Ib R^T + m (|c|^2 1 - c c^T), h = m c (Eq. 2).
         m = reals[i, MASS]
         c0, c1, c2 = kin[i, _C], kin[i, _C + 1], kin[i, _C + 2]
         cc = c0 * c0 + c1 * c1 + c2 * c2
-        I_c[i, _JXX] = kin[i, _I] + m * (cc - c0 * c0)
-        I_c[i, _JXY] = kin[i, _I + 1] - m * c0 * c1
-        I_c[i, _JXZ] = kin[i, _I + 2] - m * c0 * c2
-        I_c[i, _JYY] = kin[i, _I + 4] + m * (cc - c1 * c1)
-        I_c[i, _JYZ] = kin[i, _I + 5] - m * c1 * c2
-        I_c[i, _JZZ] = kin[i, _I + 8] + m * (cc - c2 * c2)
+        for r in range(3):
+            # Row r of R Ib, times columns col >= r of R^T (symmetric: 6 entries).
+            R0, R1, R2 = kin[i, _R + 3 * r], kin[i, _R + 3 * r + 1], kin[i, _R + 3 * r + 2]
+            y0 = (R0 * reals[i, INERTIA] + R1 * reals[i, INERTIA + 3]
+                  + R2 * reals[i, INERTIA + 6])
+            y1 = (R0 * reals[i, INERTIA + 1] + R1 * reals[i, INERTIA + 4]
+                  + R2 * reals[i, INERTIA + 7])
+            y2 = (R0 * reals[i, INERTIA + 2] + R1 * reals[i, INERTIA + 5]
+                  + R2 * reals[i, INERTIA + 8])
+            for col in range(r, 3):
+                I_c[i, _SYM[3 * r + col]] = (y0 * kin[i, _R + 3 * col] + y1 * kin[i, _R + 3 * col + 1]
+                                             + y2 * kin[i, _R + 3 * col + 2])
+        I_c[i, _JXX] += m * (cc - c0 * c0)
+        I_c[i, _JXY] -= m * c0 * c1
+        I_c[i, _JXZ] -= m * c0 * c2
+        I_c[i, _JYY] += m * (cc - c1 * c1)
+        I_c[i, _JYZ] -= m * c1 * c2
+        I_c[i, _JZZ] += m * (cc - c2 * c2)
         I_c[i, _HX], I_c[i, _HY], I_c[i, _HZ], I_c[i, _M] = m * c0, m * c1, m * c2, m
+        for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
+            x0, x1, x2 = cross(c0, c1, c2, P[a, 0], P[a, 1], P[a, 2])
+            P[a, 3] += x0
+            P[a, 4] += x1
+            P[a, 5] += x2
     # Eq. 23b: at a common point B_ci is the identity, and the composite is a plain sum.
     for i in range(nb - 1, -1, -1):
         k = ints[i, PARENT]
@@ -75,17 +98,10 @@ def generalized_inertia_matrix(ints, kin, P, I_c, out):
     """
     Write the GIM ``i_ab = i_ba = p_a^T M~_i B_ij p_b`` into ``out`` (Saha Eq. 24).
 
-    Evaluated at the base origin, where ``B_ij`` is the identity: ``P`` is overwritten with the
-    columns carried there (``[e; v_O]``, the screws of the joints).
+    Evaluated at the base origin, where ``B_ij`` is the identity: ``I_c`` and the columns ``P``
+    as :func:`composite_inertias` leaves them.
     """
     nb, nv = ints.shape[0], out.shape[0]
-    for i in range(nb):
-        c0, c1, c2 = kin[i, _C], kin[i, _C + 1], kin[i, _C + 2]
-        for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
-            x0, x1, x2 = cross(c0, c1, c2, P[a, 0], P[a, 1], P[a, 2])
-            P[a, 3] += x0
-            P[a, 4] += x1
-            P[a, 5] += x2
     for a in range(nv):
         for b in range(nv):
             out[a, b] = 0.0
@@ -120,20 +136,19 @@ def generalized_inertia_matrix(ints, kin, P, I_c, out):
 def mass_matrix_state(ints, reals, q, kin, P, I_c, out):
     """Write ``M(q)`` (Saha Eq. 24) of one state into ``out`` (nv, nv)."""
     forward_kinematics(ints, reals, q, kin, P)
-    world_inertias(ints, reals, kin)
-    composite_inertias(ints, reals, kin, I_c)
+    composite_inertias(ints, reals, kin, P, I_c)
     generalized_inertia_matrix(ints, kin, P, I_c, out)
 
 
 @jit
 def mass_matrix_one(ints, reals, q, out):
     """Write ``M(q)`` (Saha Eq. 24) into ``out`` (nv, nv); return a status."""
-    nb, nv = ints.shape[0], out.shape[0]
+    nv = out.shape[0]
     q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
         return K.BAD_INPUT
-    mass_matrix_state(ints, reals, q, np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)),
-                      np.empty((nb, IC_WIDTH)), out)
+    work = workspace(ints, nv, 3)
+    mass_matrix_state(ints, reals, q, work[0], work[1], work[2], out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 

@@ -43,7 +43,7 @@ from ._compile import all_finite, cross, jit
 from ._packed import NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _O, _R, _T, configuration_ok, configuration_size, forward_kinematics,
-                         frame_pose_batch, KIN_WIDTH, MOT_WIDTH, twists)
+                         frame_pose_batch, KIN_WIDTH, MOT_WIDTH, twists, workspace)
 from ..errors import InputError
 
 __all__ = ['frame_pose', 'jacobian', 'jacobian_dot_times_qd', 'point_acceleration',
@@ -117,11 +117,12 @@ def jacobian_dot_times_qd_state(ints, kin, P, t, qd, body, frame, out):
 @jit
 def jacobian_one(ints, reals, q, body, frame, out):
     """Write the frame Jacobian (6, nv) of one state into ``out``; return a status."""
-    nb, nv = ints.shape[0], out.shape[1]
+    nv = out.shape[1]
     q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
         return K.BAD_INPUT
-    kin, P = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6))
+    work = workspace(ints, nv, 2)
+    kin, P = work[0], work[1]
     forward_kinematics(ints, reals, q, kin, P)
     jacobian_state(ints, kin, P, body, frame, out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT

@@ -65,6 +65,17 @@ MOT_WIDTH = 24
 QUATERNION_TOLERANCE = 1e-3
 
 
+@jit(inline=True)
+def workspace(ints, nv, count):
+    """
+    Return ``count`` scratch arrays of shape (max(nb, nv), KIN_WIDTH) from one allocation.
+
+    Each serves as a per-body or per-velocity buffer of up to KIN_WIDTH columns (kin, P, mot,
+    ...): one allocation instead of several saves 20-30 ns per buffer in a single-state call.
+    """
+    return np.empty((count, max(ints.shape[0], nv), KIN_WIDTH))
+
+
 @jit
 def configuration_size(ints):
     """Return nq, the length of a configuration of the packed model."""

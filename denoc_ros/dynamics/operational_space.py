@@ -60,8 +60,8 @@ def cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g):
         jacobian_state(ints, kin, P, body, frame, J[b])
         jacobian_dot_times_qd_state(ints, kin, P, mot[:, _T:_T + 6], qd[b], body, frame,
                                     Jdqd[b])
-        composite_inertias(ints, reals, kin, I_c)
-        generalized_inertia_matrix(ints, kin, P, I_c, M[b])  # last: it overwrites P
+        composite_inertias(ints, reals, kin, P, I_c)  # last: they carry P to the origin
+        generalized_inertia_matrix(ints, kin, P, I_c, M[b])
     if all_finite(J) and all_finite(Jdqd) and all_finite(M) and all_finite(h) \
             and all_finite(g):
         return K.OK

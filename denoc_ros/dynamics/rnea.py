@@ -37,7 +37,7 @@ from ._packed import GRAVITY, MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _D, _I, _R, _T, _TD, _W, configuration_ok, configuration_size,
                          forward_kinematics, KIN_WIDTH, MOT_WIDTH, twist_rates, twists,
-                         world_inertias)
+                         workspace, world_inertias)
 
 __all__ = ['coriolis_torques', 'gravity_torques', 'inverse_dynamics']
 
@@ -111,24 +111,25 @@ def newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, kin, P, mot, tau):
 
 
 @jit
-def newton_euler_one(ints, reals, q, qd, qdd, fext, gscale, out):
-    """Write ``tau`` (Saha Eq. 30) of one state into ``out``; return a status."""
-    nb, nv = ints.shape[0], out.shape[0]
+def newton_euler_one(ints, reals, q, qd, qdd, fext, gscale, work, out):
+    """Write ``tau`` (Saha Eq. 30) of one state into ``out`` (scratch: ``work``); a status."""
+    nv = out.shape[0]
     if not (q.shape[0] == configuration_size(ints)
             and qd.shape[0] == nv and qdd.shape[0] == nv and configuration_ok(ints, q)
             and all_finite(qd) and all_finite(qdd) and all_finite(fext)):
         return K.BAD_INPUT
-    newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, np.empty((nb, KIN_WIDTH)),
-                       np.empty((nv, 6)), np.empty((nb, MOT_WIDTH)), out)
+    newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, work[0], work[1], work[2], out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
 @jit
 def inverse_dynamics_one(ints, reals, q, qd, qdd, out):
     """Write ``tau = ID(q, qd, qdd)`` (Saha Eq. 30) into ``out``; return a status."""
-    # Contiguous inputs and a fresh "no wrenches" array: one compilation serves every caller.
+    # Contiguous inputs, and "no wrenches" as an empty slice of the scratch (of f_ext's type,
+    # without an allocation): one compilation of the recursion serves every caller.
+    work = workspace(ints, out.shape[0], 4)
     return newton_euler_one(ints, reals, np.ascontiguousarray(q), np.ascontiguousarray(qd),
-                            np.ascontiguousarray(qdd), np.zeros((0, 6)), 1.0, out)
+                            np.ascontiguousarray(qdd), work[3][:0], 1.0, work, out)
 
 
 @jit
@@ -137,15 +138,16 @@ def inverse_dynamics_fext_one(ints, reals, q, qd, qdd, fext, out):
     if not (fext.shape[0] == ints.shape[0] and fext.shape[1] == 6):
         return K.BAD_INPUT
     return newton_euler_one(ints, reals, np.ascontiguousarray(q), np.ascontiguousarray(qd),
-                            np.ascontiguousarray(qdd), np.ascontiguousarray(fext), 1.0, out)
+                            np.ascontiguousarray(qdd), np.ascontiguousarray(fext), 1.0,
+                            workspace(ints, out.shape[0], 3), out)
 
 
 @jit
 def coriolis_torques_one(ints, reals, q, qd, out):
     """Write ``C(q, qd) qd = ID(q, qd, 0)`` without gravity (Eq. 30) into ``out``."""
-    zero = np.zeros(out.shape[0])
-    return newton_euler_one(ints, reals, np.ascontiguousarray(q), np.ascontiguousarray(qd), zero,
-                            np.zeros((0, 6)), 0.0, out)
+    work = workspace(ints, out.shape[0], 4)
+    return newton_euler_one(ints, reals, np.ascontiguousarray(q), np.ascontiguousarray(qd),
+                            np.zeros(out.shape[0]), work[3][:0], 0.0, work, out)
 
 
 @jit
@@ -203,13 +205,13 @@ def gravity_state(ints, reals, q, kin, P, w, tau):
 @jit
 def gravity_torques_one(ints, reals, q, out):
     """Write ``g(q) = ID(q, 0, 0)`` (Eq. 30) into ``out``; return a status."""
-    nb, nv = ints.shape[0], out.shape[0]
+    nv = out.shape[0]
     q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints)
             and configuration_ok(ints, q)):
         return K.BAD_INPUT
-    gravity_state(ints, reals, q, np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)),
-                  np.empty((nb, 6)), out)
+    work = workspace(ints, nv, 3)
+    gravity_state(ints, reals, q, work[0], work[1], work[2], out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
