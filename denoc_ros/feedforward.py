@@ -95,9 +95,9 @@ def predict(model, q, qd, effort, horizon, substeps=1):
     if horizon < 0:
         raise InputError(f'prediction horizon is {horizon}; it must be >= 0')
     steps = max(1, int(substeps)) if horizon > 0 else 0
-    if (type(q) is _nd and type(qd) is _nd and type(effort) is _nd and q.dtype is _F8
-            and qd.dtype is _F8 and effort.dtype is _F8 and q.ndim == 1 and qd.ndim == 1
-            and effort.ndim == 1 and type(model) is RobotModel):
+    if (type(q) is _nd and type(qd) is _nd and type(effort) is _nd and q.ndim == 1
+            and qd.ndim == 1 and effort.ndim == 1 and q.dtype is _F8 and qd.dtype is _F8
+            and effort.dtype is _F8 and type(model) is RobotModel):
         # One compiled call for the whole integration (see dynamics.aba.prediction_one); anything
         # it refuses (bad input, a singular joint, an overflow) takes the checked path below.
         try:

@@ -134,10 +134,10 @@ def single_state(kernel, namespace, name, kinds):
     function's entry point into ``namespace[name]``, so that later calls skip numba's
     dispatcher (its type resolution costs 0.1-0.2 us a call, 10-15 % of a 7-joint mass matrix).
 
-    The entry point does not check the types of its arguments, so the callers must: every array
-    they pass is an exact ``np.ndarray`` of dtype float64 with the signature's number of
-    dimensions (and outputs C-contiguous: the callers allocate them); anything else takes their
-    checked path. Inputs may have any strides: a ``*_one`` kernel passes them through
+    The entry point checks little of its arguments (that each array is an ndarray of float64,
+    raising TypeError otherwise; not the byte order, not the number of dimensions), so the
+    callers check the rest: dtype ``is`` :data:`FLOAT64` and the number of dimensions (and
+    outputs C-contiguous: the callers allocate them); anything else takes their checked path. Inputs may have any strides: a ``*_one`` kernel passes them through
     ``np.ascontiguousarray`` (free for a contiguous array, a copy for a strided view), so that
     the recursions are compiled for contiguous arrays only, and the callers need no strides
     check (40-50 ns a vector). The first call,

@@ -123,10 +123,9 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
     for i in range(nb - 1, -1, -1):
         Mi = M_hat[i]
         v0, m = ints[i, V0], ints[i, NV]
-        largest = 0.0
-        for r in range(6):
-            for col in range(6):
-                largest = max(largest, abs(Mi[r, col]))
+        # The scale for the singularity test: the largest entry of the positive semi-definite
+        # M^_i, which is on its diagonal (|M_rc| <= sqrt(M_rr M_cc)).
+        largest = max(max(Mi[0, 0], Mi[1, 1]), max(Mi[2, 2], Mi[3, 3]), max(Mi[4, 4], Mi[5, 5]))
         for a in range(v0, v0 + m):
             # psi_a = M^_i p_a, phi_a = tau_a - p_a^T eta^_i, m^_a = p_a^T psi_a (in locals: the
             # compiler cannot tell that the arrays do not overlap).
@@ -333,7 +332,7 @@ def prediction_one(ints, reals, q, qd, tau, horizon, steps, out):
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
-_nd, _F8, _empty = np.ndarray, K.FLOAT64, np.empty
+_F8, _empty = K.FLOAT64, np.empty
 _forward_dynamics_one = K.single_state(forward_dynamics_one, globals(),
                                        '_forward_dynamics_one', 'vvvwo')
 
@@ -357,24 +356,20 @@ def forward_dynamics(model, q, qd, tau, f_ext=None):
     is the base acceleration (the time derivative of ``v[:6]``, base frame) and ``tau[:6]`` the
     wrench applied to the base (zeros: free floating).
     """
-    if (type(q) is _nd and type(qd) is _nd and type(tau) is _nd and q.dtype is _F8
-            and qd.dtype is _F8 and tau.dtype is _F8 and q.ndim == 1 and qd.ndim == 1
-            and tau.ndim == 1
-            and (f_ext is None or (type(f_ext) is _nd and f_ext.dtype is _F8
-                                   and f_ext.ndim == 2))):
-        try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
+    try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
+        if (q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1 and q.dtype is _F8
+                and qd.dtype is _F8 and tau.dtype is _F8):
             pk = model.packed
             out = _empty(pk.n)
             if f_ext is None:
-                status = _forward_dynamics_one(pk.ints, pk.reals, q, qd, tau, pk.no_wrench, out)
-            elif len(f_ext) == pk.nb:  # (0, 6) would read as "no wrenches" in the kernel
-                status = _forward_dynamics_one(pk.ints, pk.reals, q, qd, tau, f_ext, out)
-            else:
-                status = K.BAD_INPUT
-        except Exception:
-            status = K.BAD_INPUT
-        if not status:
-            return out
+                if not _forward_dynamics_one(pk.ints, pk.reals, q, qd, tau, pk.no_wrench, out):
+                    return out
+            # A (0, 6) f_ext would read as "no wrenches" in the kernel.
+            elif f_ext.ndim == 2 and f_ext.dtype is _F8 and len(f_ext) == pk.nb:
+                if not _forward_dynamics_one(pk.ints, pk.reals, q, qd, tau, f_ext, out):
+                    return out
+    except Exception:
+        pass
     batch, (q, qd, tau), f_ext = prepare(model, (('q', q), ('qd', qd), ('tau', tau)), f_ext)
     (q, qd, tau), f_ext = kernel_arrays(model, (q, qd, tau), f_ext)
     pk = model.packed

@@ -411,7 +411,7 @@ def coriolis_matrix_batch(ints, reals, q, qd, out):
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
-_nd, _F8, _empty = np.ndarray, K.FLOAT64, np.empty
+_F8, _empty = K.FLOAT64, np.empty
 _coriolis_matrix_one = K.single_state(coriolis_matrix_one, globals(), '_coriolis_matrix_one',
                                       'vvm')
 _convective_inertia_matrix_one = K.single_state(
@@ -435,15 +435,14 @@ def convective_inertia_matrix(model, q, qd):
     Shape ``(..., nv, nv)``; ``C qd`` is the Coriolis/centrifugal force and ``dM/dt - 2 C`` is
     skew-symmetric, but ``C`` differs from the Christoffel :func:`coriolis_matrix`.
     """
-    if (type(q) is _nd and type(qd) is _nd and q.dtype is _F8 and qd.dtype is _F8
-            and q.ndim == 1 and qd.ndim == 1):
-        try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
+    try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
+        if q.ndim == 1 and qd.ndim == 1 and q.dtype is _F8 and qd.dtype is _F8:
             pk = model.packed
             out = _empty(pk.square)
             if not _convective_inertia_matrix_one(pk.ints, pk.reals, q, qd, out):
                 return out
-        except Exception:
-            pass
+    except Exception:
+        pass
     return _checked(model, convective_inertia_matrix_batch, q, qd, 'convective_inertia_matrix')
 
 
@@ -454,13 +453,12 @@ def coriolis_matrix(model, q, qd):
     ``Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)``; shape ``(..., nv, nv)``; equals
     Pinocchio's ``computeCoriolisMatrix``. Computed by composite bodies (Echeandia & Wensing).
     """
-    if (type(q) is _nd and type(qd) is _nd and q.dtype is _F8 and qd.dtype is _F8
-            and q.ndim == 1 and qd.ndim == 1):
-        try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
+    try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
+        if q.ndim == 1 and qd.ndim == 1 and q.dtype is _F8 and qd.dtype is _F8:
             pk = model.packed
             out = _empty(pk.square)
             if not _coriolis_matrix_one(pk.ints, pk.reals, q, qd, out):
                 return out
-        except Exception:
-            pass
+    except Exception:
+        pass
     return _checked(model, coriolis_matrix_batch, q, qd, 'coriolis_matrix')

@@ -162,21 +162,20 @@ def mass_matrix_batch(ints, reals, q, out):
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
-_nd, _F8, _empty = np.ndarray, K.FLOAT64, np.empty
+_F8, _empty = K.FLOAT64, np.empty
 _mass_matrix_one = K.single_state(mass_matrix_one, globals(), '_mass_matrix_one', 'vm')
 
 
 def mass_matrix(model, q):
     """Return the symmetric positive definite mass matrix ``M(q)``, (..., nv, nv) (Eq. 24)."""
-    if type(q) is _nd and q.dtype is _F8 and q.ndim == 1:
-        try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
+    try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
+        if q.ndim == 1 and q.dtype is _F8:
             pk = model.packed
             out = _empty(pk.square)
-            status = _mass_matrix_one(pk.ints, pk.reals, q, out)
-        except Exception:
-            status = K.BAD_INPUT
-        if not status:
-            return out
+            if not _mass_matrix_one(pk.ints, pk.reals, q, out):
+                return out
+    except Exception:
+        pass
     batch, (q,), _ = prepare(model, (('q', q),))
     (q,), _ = kernel_arrays(model, (q,))
     pk = model.packed

@@ -185,16 +185,15 @@ def jacobian(model, q, frame: Optional[str] = None):
     ``J qd = [v_p; w]``, the velocity of the frame origin and the angular velocity of its link.
     Columns of joints not between the base and the frame's link are zero (trees).
     """
-    if type(q) is np.ndarray and q.dtype is K.FLOAT64 and q.ndim == 1:
-        try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
+    try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
+        if q.ndim == 1 and q.dtype is K.FLOAT64:
             pk = model.packed
             body, data = pk.frames[model.tip_link if frame is None or frame == '' else frame]
             out = np.empty((6, pk.n))
-            status = _jacobian_one(pk.ints, pk.reals, q, body, data, out)
-        except Exception:
-            status = K.BAD_INPUT
-        if not status:
-            return out
+            if not _jacobian_one(pk.ints, pk.reals, q, body, data, out):
+                return out
+    except Exception:
+        pass
     batch, (qf,), _ = prepare(model, (('q', q),))
     fr = resolve_frame(model, frame)
     (qf,), _ = kernel_arrays(model, (qf,))

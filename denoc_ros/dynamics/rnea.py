@@ -225,7 +225,7 @@ def gravity_torques_batch(ints, reals, q, out):
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
-_nd, _F8, _empty = np.ndarray, K.FLOAT64, np.empty
+_F8, _empty = K.FLOAT64, np.empty
 _inverse_dynamics_one = K.single_state(inverse_dynamics_one, globals(),
                                        '_inverse_dynamics_one', 'vvvo')
 _inverse_dynamics_fext_one = K.single_state(inverse_dynamics_fext_one, globals(),
@@ -250,26 +250,23 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     origin (Pinocchio's ``fext`` in the joint-local frame, ``[linear; angular]``); for a
     floating model row 0 is the base.
     """
-    if (type(q) is _nd and type(qd) is _nd and type(qdd) is _nd and q.dtype is _F8
-            and qd.dtype is _F8 and qdd.dtype is _F8 and q.ndim == 1 and qd.ndim == 1
-            and qdd.ndim == 1):
-        # One state given as C-contiguous float64 vectors (exactly the types the kernel's entry
-        # point takes unchecked, see _compile.single_state): straight to the kernel. Anything
-        # else (not a model, a list, float32, a strided array, a batch) or a state it rejects
-        # (wrong length, NaN) goes on to the checked path, which raises the documented error.
-        try:
+    try:
+        # One state given as float64 vectors (native byte order): straight to the kernel's entry
+        # point (see _compile.single_state), which refuses what is not an array of float64
+        # itself. Anything else (not a model, a list, float32, a batch) or a state the kernel
+        # rejects (wrong length, NaN) goes on to the checked path and its documented error.
+        if (q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1 and q.dtype is _F8
+                and qd.dtype is _F8 and qdd.dtype is _F8):
             pk = model.packed
             out = _empty(pk.n)
             if f_ext is None:
-                status = _inverse_dynamics_one(pk.ints, pk.reals, q, qd, qdd, out)
-            elif type(f_ext) is _nd and f_ext.dtype is _F8 and f_ext.ndim == 2:
-                status = _inverse_dynamics_fext_one(pk.ints, pk.reals, q, qd, qdd, f_ext, out)
-            else:
-                status = K.BAD_INPUT
-        except Exception:
-            status = K.BAD_INPUT
-        if not status:
-            return out
+                if not _inverse_dynamics_one(pk.ints, pk.reals, q, qd, qdd, out):
+                    return out
+            elif f_ext.ndim == 2 and f_ext.dtype is _F8:
+                if not _inverse_dynamics_fext_one(pk.ints, pk.reals, q, qd, qdd, f_ext, out):
+                    return out
+    except Exception:
+        pass
     batch, (q, qd, qdd), f_ext = prepare(model, (('q', q), ('qd', qd), ('qdd', qdd)), f_ext)
     (q, qd, qdd), f_ext = kernel_arrays(model, (q, qd, qdd), f_ext)
     pk = model.packed
@@ -280,15 +277,14 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
 
 def gravity_torques(model, q):
     """Return ``g(q) = ID(q, 0, 0)``, the forces holding the robot against gravity (Eq. 30)."""
-    if type(q) is _nd and q.dtype is _F8 and q.ndim == 1:
-        try:  # see inverse_dynamics
+    try:  # one state: straight to the kernel (see inverse_dynamics)
+        if q.ndim == 1 and q.dtype is _F8:
             pk = model.packed
             out = _empty(pk.n)
-            status = _gravity_torques_one(pk.ints, pk.reals, q, out)
-        except Exception:
-            status = K.BAD_INPUT
-        if not status:
-            return out
+            if not _gravity_torques_one(pk.ints, pk.reals, q, out):
+                return out
+    except Exception:
+        pass
     batch, (q,), _ = prepare(model, (('q', q),))
     (q,), _ = kernel_arrays(model, (q,))
     pk = model.packed
@@ -299,16 +295,14 @@ def gravity_torques(model, q):
 
 def coriolis_torques(model, q, qd):
     """Return ``C(q, qd) qd``, shape (..., nv): Eq. 30 with ``qdd = 0`` and no gravity."""
-    if (type(q) is _nd and type(qd) is _nd and q.dtype is _F8 and qd.dtype is _F8
-            and q.ndim == 1 and qd.ndim == 1):
-        try:  # see inverse_dynamics
+    try:  # one state: straight to the kernel (see inverse_dynamics)
+        if q.ndim == 1 and qd.ndim == 1 and q.dtype is _F8 and qd.dtype is _F8:
             pk = model.packed
             out = _empty(pk.n)
-            status = _coriolis_torques_one(pk.ints, pk.reals, q, qd, out)
-        except Exception:
-            status = K.BAD_INPUT
-        if not status:
-            return out
+            if not _coriolis_torques_one(pk.ints, pk.reals, q, qd, out):
+                return out
+    except Exception:
+        pass
     batch, (q, qd), _ = prepare(model, (('q', q), ('qd', qd)))
     (q, qd), f_ext = kernel_arrays(model, (q, qd))
     pk = model.packed
