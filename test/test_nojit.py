@@ -32,6 +32,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 TESTS = [
     'test/test_dynamics_pinocchio.py',
+    'test/test_kernel_helpers.py',
+    'test/test_floating_model.py',
     'test/test_dynamics_closed_form.py',
     'test/test_dynamics_identities.py',
     'test/test_dynamics_coriolis.py',

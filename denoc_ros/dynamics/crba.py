@@ -71,7 +71,8 @@ def composite_inertias(ints, reals, kin, P, I_c):
             y2 = (R0 * reals[i, INERTIA + 2] + R1 * reals[i, INERTIA + 5]
                   + R2 * reals[i, INERTIA + 8])
             for col in range(r, 3):
-                I_c[i, _SYM[3 * r + col]] = (y0 * kin[i, _R + 3 * col] + y1 * kin[i, _R + 3 * col + 1]
+                I_c[i, _SYM[3 * r + col]] = (y0 * kin[i, _R + 3 * col]
+                                             + y1 * kin[i, _R + 3 * col + 1]
                                              + y2 * kin[i, _R + 3 * col + 2])
         I_c[i, _JXX] += m * (cc - c0 * c0)
         I_c[i, _JXY] -= m * c0 * c1
@@ -99,9 +100,11 @@ def generalized_inertia_matrix(ints, kin, P, I_c, out):
     Write the GIM ``i_ab = i_ba = p_a^T M~_i B_ij p_b`` into ``out`` (Saha Eq. 24).
 
     Evaluated at the base origin, where ``B_ij`` is the identity: ``I_c`` and the columns ``P``
-    as :func:`composite_inertias` leaves them.
+    as :func:`composite_inertias` leaves them. Returns True if every entry is finite (checked
+    on the way: a second pass over the matrix would cost a third of the recursion's time).
     """
     nb, nv = ints.shape[0], out.shape[0]
+    finite = 0.0
     for a in range(nv):
         for b in range(nv):
             out[a, b] = 0.0
@@ -120,6 +123,7 @@ def generalized_inertia_matrix(ints, kin, P, I_c, out):
             for b in range(ints[i, V0], a + 1):
                 value = (P[b, 0] * n0 + P[b, 1] * n1 + P[b, 2] * n2
                          + P[b, 3] * f0 + P[b, 4] * f1 + P[b, 5] * f2)
+                finite += value * 0.0
                 out[a, b] = value
                 out[b, a] = value
             j = ints[i, PARENT]
@@ -127,17 +131,19 @@ def generalized_inertia_matrix(ints, kin, P, I_c, out):
                 for b in range(ints[j, V0], ints[j, V0] + ints[j, NV]):
                     value = (P[b, 0] * n0 + P[b, 1] * n1 + P[b, 2] * n2
                              + P[b, 3] * f0 + P[b, 4] * f1 + P[b, 5] * f2)
+                    finite += value * 0.0
                     out[a, b] = value
                     out[b, a] = value
                 j = ints[j, PARENT]
+    return finite == 0.0
 
 
 @jit
 def mass_matrix_state(ints, reals, q, kin, P, I_c, out):
-    """Write ``M(q)`` (Saha Eq. 24) of one state into ``out`` (nv, nv)."""
+    """Write ``M(q)`` (Saha Eq. 24) of one state into ``out`` (nv, nv); True if finite."""
     forward_kinematics(ints, reals, q, kin, P)
     composite_inertias(ints, reals, kin, P, I_c)
-    generalized_inertia_matrix(ints, kin, P, I_c, out)
+    return generalized_inertia_matrix(ints, kin, P, I_c, out)
 
 
 @jit
@@ -148,8 +154,8 @@ def mass_matrix_one(ints, reals, q, out):
     if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
         return K.BAD_INPUT
     work = workspace(ints, nv, 3)
-    mass_matrix_state(ints, reals, q, work[0], work[1], work[2], out)
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return K.OK if mass_matrix_state(ints, reals, q, work[0], work[1], work[2], out) \
+        else K.BAD_OUTPUT
 
 
 @jit

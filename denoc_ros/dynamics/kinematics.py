@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from ._compile import all_finite, cross, jit
+from ._compile import all_finite, cross, jit, sincos
 from ._packed import (AXIS, COM, GRAVITY, INERTIA, JOINT_TYPE, NV, PARENT, Q0, ROTATED_AXIS,
                       ROTATION, ROTATION_K, ROTATION_KK, TRANSLATION, V0)
 from ..model import FREE_FLYER, PRISMATIC, REVOLUTE
@@ -139,7 +139,8 @@ def forward_kinematics(ints, reals, q, kin, P):
                 x2 += qi * reals[i, ROTATED_AXIS + 2]
             else:
                 # L = J Rot(a, q) = J + sin q J K + (1 - cos q) J K^2, K = a x 1 (Rodrigues).
-                s, v = math.sin(qi), 1.0 - math.cos(qi)
+                s, c = sincos(qi)
+                v = 1.0 - c
             L0 = reals[i, ROTATION] + s * reals[i, ROTATION_K] + v * reals[i, ROTATION_KK]
             L1 = (reals[i, ROTATION + 1] + s * reals[i, ROTATION_K + 1]
                   + v * reals[i, ROTATION_KK + 1])
