@@ -462,6 +462,48 @@ def batch_row(table, function, their_name, states, ours, theirs, their_states, c
               fmt_ratio(t_ours / scaled), f'{states / t_ours:,.0f}')
 
 
+def pinocchio_batch_table(pin, label, m, pm, pd, ours_args, their_args, from_pin,
+                          from_pin_matrices, settings, tables):
+    """Print the batch table of ours (one call) against a loop of Pinocchio calls."""
+    N = settings.batch_states
+    Q, V, A, TAU = ours_args
+    PQ, PV, PA, PT = their_args
+
+    def loop(fn, *arrays):
+        return lambda: np.array([fn(pm, pd, *row) for row in zip(*arrays)])
+
+    def check_vec(what):
+        return lambda x, y: check_close(what, x, from_pin(y))
+
+    def check_mat(what, sym=False):
+        def check(x, y):
+            if sym:
+                y = np.triu(y) + np.swapaxes(np.triu(y, 1), -1, -2)
+            return check_close(what, x, from_pin_matrices(y))
+        return check
+    table = Table(f'Batch: {N:,} random states, {label} vs Pinocchio {pin.__version__}',
+                  ['function', 'their call', 'ours [ms]', 'theirs [ms]', 'ours/theirs',
+                   'ours [states/s]'],
+                  [f'ours: one call with q of shape (N, {m.nq}); theirs: a Python loop of N '
+                   'single calls (results collected into an array); results checked equal '
+                   '(1e-9)'], left=2)
+    rows = [
+        ('inverse dynamics', 'rnea', lambda: dr.inverse_dynamics(m, Q, V, A),
+         loop(pin.rnea, PQ, PV, PA), check_vec('tau')),
+        ('mass matrix', 'crba', lambda: dr.mass_matrix(m, Q), loop(pin.crba, PQ),
+         check_mat('M', sym=True)),
+        ('Coriolis matrix', 'computeCoriolisMatrix', lambda: dr.coriolis_matrix(m, Q, V),
+         loop(pin.computeCoriolisMatrix, PQ, PV), check_mat('C')),
+        ('gravity', 'computeGeneralizedGravity', lambda: dr.gravity_torques(m, Q),
+         loop(pin.computeGeneralizedGravity, PQ), check_vec('g')),
+        ('forward dynamics', 'aba', lambda: dr.forward_dynamics(m, Q, V, TAU),
+         loop(pin.aba, PQ, PV, PT), check_vec('qdd')),
+    ]
+    for function, name, ours, theirs, check in rows:
+        batch_row(table, function, name, N, ours, theirs, N, check, settings)
+    print_table(table, tables)
+
+
 def section_batch(pin, rtb, settings, tables):
     """Throughput: many states in one call of ours against loops of single calls."""
     N = settings.batch_states
@@ -470,41 +512,10 @@ def section_batch(pin, rtb, settings, tables):
         m, pm, pd = robot.ours, robot.pmodel, robot.pdata
         Q, QD, QDD, TAU = random_batch(m, N, 3)
         PQ, PV, PA, PT = (robot.to_pin(x) for x in (Q, QD, QDD, TAU))
-
-        def loop(fn, *arrays):
-            return lambda: np.array([fn(pm, pd, *row) for row in zip(*arrays)])
-
-        def check_vec(what):
-            return lambda a, b: check_close(what, a, robot.from_pin(b))
-
-        def check_mat(what, sym=False):
-            def check(a, b):
-                if sym:
-                    b = np.triu(b) + np.swapaxes(np.triu(b, 1), -1, -2)
-                return check_close(what, a, np.array([robot.from_pin_matrix(x) for x in b]))
-            return check
-        table = Table(f'Batch: {N:,} random states, {robot.label} vs Pinocchio '
-                      f'{pin.__version__}',
-                      ['function', 'their call', 'ours [ms]', 'theirs [ms]', 'ours/theirs',
-                       'ours [states/s]'],
-                      ['ours: one call with q of shape (N, n); theirs: a Python loop of N '
-                       'single calls (results collected into an array); results checked equal '
-                       '(1e-9)'], left=2)
-        rows = [
-            ('inverse dynamics', 'rnea', lambda: dr.inverse_dynamics(m, Q, QD, QDD),
-             loop(pin.rnea, PQ, PV, PA), check_vec('tau')),
-            ('mass matrix', 'crba', lambda: dr.mass_matrix(m, Q), loop(pin.crba, PQ),
-             check_mat('M', sym=True)),
-            ('Coriolis matrix', 'computeCoriolisMatrix', lambda: dr.coriolis_matrix(m, Q, QD),
-             loop(pin.computeCoriolisMatrix, PQ, PV), check_mat('C')),
-            ('gravity', 'computeGeneralizedGravity', lambda: dr.gravity_torques(m, Q),
-             loop(pin.computeGeneralizedGravity, PQ), check_vec('g')),
-            ('forward dynamics', 'aba', lambda: dr.forward_dynamics(m, Q, QD, TAU),
-             loop(pin.aba, PQ, PV, PT), check_vec('qdd')),
-        ]
-        for function, name, ours, theirs, check in rows:
-            batch_row(table, function, name, N, ours, theirs, N, check, settings)
-        print_table(table, tables)
+        pinocchio_batch_table(pin, robot.label, m, pm, pd, (Q, QD, QDD, TAU), (PQ, PV, PA, PT),
+                              robot.from_pin,
+                              lambda b: np.array([robot.from_pin_matrix(x) for x in b]),
+                              settings, tables)
     if rtb is not None:
         robot, model, _ = load_rtb_robot(rtb, 'Puma560')
         Q, QD, QDD, TAU = random_batch(model, N, 4)
@@ -648,39 +659,8 @@ def section_floating(pin, settings, tables):
     Q, V, A, TAU = random_floating_batch(m, N, 6)
     PQ, PV, PA, PT = robot.q_to_pin(Q), robot.v_to_pin(V), robot.v_to_pin(A), robot.v_to_pin(TAU)
 
-    def loop(fn, *arrays):
-        return lambda: np.array([fn(pm, pd, *row) for row in zip(*arrays)])
-
-    def check_vec(what):
-        return lambda x, y: check_close(what, x, robot.from_pin(y))
-
-    def check_mat(what, sym=False):
-        def check(x, y):
-            if sym:
-                y = np.triu(y) + np.swapaxes(np.triu(y, 1), -1, -2)
-            return check_close(what, x, robot.from_pin_matrix(y))
-        return check
-    table = Table(f'Batch: {N:,} random states, {robot.label} vs Pinocchio {pin.__version__}',
-                  ['function', 'their call', 'ours [ms]', 'theirs [ms]', 'ours/theirs',
-                   'ours [states/s]'],
-                  [f'ours: one call with q of shape (N, {m.nq}); theirs: a Python loop of N '
-                   'single calls (results collected into an array); results checked equal '
-                   '(1e-9)'], left=2)
-    rows = [
-        ('inverse dynamics', 'rnea', lambda: dr.inverse_dynamics(m, Q, V, A),
-         loop(pin.rnea, PQ, PV, PA), check_vec('tau')),
-        ('mass matrix', 'crba', lambda: dr.mass_matrix(m, Q), loop(pin.crba, PQ),
-         check_mat('M', sym=True)),
-        ('Coriolis matrix', 'computeCoriolisMatrix', lambda: dr.coriolis_matrix(m, Q, V),
-         loop(pin.computeCoriolisMatrix, PQ, PV), check_mat('C')),
-        ('gravity', 'computeGeneralizedGravity', lambda: dr.gravity_torques(m, Q),
-         loop(pin.computeGeneralizedGravity, PQ), check_vec('g')),
-        ('forward dynamics', 'aba', lambda: dr.forward_dynamics(m, Q, V, TAU),
-         loop(pin.aba, PQ, PV, PT), check_vec('qdd')),
-    ]
-    for function, name, ours, theirs, check in rows:
-        batch_row(table, function, name, N, ours, theirs, N, check, settings)
-    print_table(table, tables)
+    pinocchio_batch_table(pin, robot.label, m, pm, pd, (Q, V, A, TAU), (PQ, PV, PA, PT),
+                          robot.from_pin, robot.from_pin_matrix, settings, tables)
 
 
 # -- start-up ------------------------------------------------------------------------------------
