@@ -44,8 +44,6 @@ __all__ = ['mass_matrix']
 # zz), the first moment h = sum m c, and the mass.
 _JXX, _JXY, _JXZ, _JYY, _JYZ, _JZZ, _HX, _HY, _HZ, _M = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
 IC_WIDTH = 10
-# Where entry (r, c) of a symmetric 3x3 matrix goes among _JXX .. _JZZ.
-_SYM = (0, 1, 2, 1, 3, 4, 2, 4, 5)
 
 
 @jit
@@ -61,19 +59,24 @@ def composite_inertias(ints, reals, kin, P, I_c):
         m = reals[i, MASS]
         c0, c1, c2 = kin[i, _C], kin[i, _C + 1], kin[i, _C + 2]
         cc = c0 * c0 + c1 * c1 + c2 * c2
-        for r in range(3):
-            # Row r of R Ib, times columns col >= r of R^T (symmetric: 6 entries).
-            R0, R1, R2 = kin[i, _R + 3 * r], kin[i, _R + 3 * r + 1], kin[i, _R + 3 * r + 2]
-            y0 = (R0 * reals[i, INERTIA] + R1 * reals[i, INERTIA + 3]
-                  + R2 * reals[i, INERTIA + 6])
-            y1 = (R0 * reals[i, INERTIA + 1] + R1 * reals[i, INERTIA + 4]
-                  + R2 * reals[i, INERTIA + 7])
-            y2 = (R0 * reals[i, INERTIA + 2] + R1 * reals[i, INERTIA + 5]
-                  + R2 * reals[i, INERTIA + 8])
-            for col in range(r, 3):
-                I_c[i, _SYM[3 * r + col]] = (y0 * kin[i, _R + 3 * col]
-                                             + y1 * kin[i, _R + 3 * col + 1]
-                                             + y2 * kin[i, _R + 3 * col + 2])
+        # R Ib R^T: the rows y_r of R Ib, then their products with the rows of R (6 entries).
+        R0, R1, R2 = kin[i, _R], kin[i, _R + 1], kin[i, _R + 2]
+        R3, R4, R5 = kin[i, _R + 3], kin[i, _R + 4], kin[i, _R + 5]
+        R6, R7, R8 = kin[i, _R + 6], kin[i, _R + 7], kin[i, _R + 8]
+        b0, b1, b2 = reals[i, INERTIA], reals[i, INERTIA + 1], reals[i, INERTIA + 2]
+        b4, b5, b8 = reals[i, INERTIA + 4], reals[i, INERTIA + 5], reals[i, INERTIA + 8]
+        y00, y01, y02 = R0 * b0 + R1 * b1 + R2 * b2, R0 * b1 + R1 * b4 + R2 * b5, \
+            R0 * b2 + R1 * b5 + R2 * b8
+        y10, y11, y12 = R3 * b0 + R4 * b1 + R5 * b2, R3 * b1 + R4 * b4 + R5 * b5, \
+            R3 * b2 + R4 * b5 + R5 * b8
+        y20, y21, y22 = R6 * b0 + R7 * b1 + R8 * b2, R6 * b1 + R7 * b4 + R8 * b5, \
+            R6 * b2 + R7 * b5 + R8 * b8
+        I_c[i, _JXX] = y00 * R0 + y01 * R1 + y02 * R2
+        I_c[i, _JXY] = y00 * R3 + y01 * R4 + y02 * R5
+        I_c[i, _JXZ] = y00 * R6 + y01 * R7 + y02 * R8
+        I_c[i, _JYY] = y10 * R3 + y11 * R4 + y12 * R5
+        I_c[i, _JYZ] = y10 * R6 + y11 * R7 + y12 * R8
+        I_c[i, _JZZ] = y20 * R6 + y21 * R7 + y22 * R8
         I_c[i, _JXX] += m * (cc - c0 * c0)
         I_c[i, _JXY] -= m * c0 * c1
         I_c[i, _JXZ] -= m * c0 * c2
@@ -105,9 +108,14 @@ def generalized_inertia_matrix(ints, kin, P, I_c, out):
     """
     nb, nv = ints.shape[0], out.shape[0]
     finite = 0.0
-    for a in range(nv):
-        for b in range(nv):
-            out[a, b] = 0.0
+    # Entries of two bodies on different branches are zero; a chain has none.
+    chain = True
+    for i in range(nb):
+        chain = chain and ints[i, PARENT] == i - 1
+    if not chain:
+        for a in range(nv):
+            for b in range(nv):
+                out[a, b] = 0.0
     for i in range(nb):
         h0, h1, h2, m = I_c[i, _HX], I_c[i, _HY], I_c[i, _HZ], I_c[i, _M]
         for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
