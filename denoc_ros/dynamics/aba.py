@@ -54,7 +54,7 @@ from ._packed import MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .crba import mass_matrix_batch
 from .kinematics import (_C, _I, _K, _T, _TD, _W, configuration_ok, configuration_size,
-                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists, velocity_products,
+                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists,
                          workspace, world_inertias)
 from .rnea import inverse_dynamics_batch, subtract_external_wrench
 from ..errors import InputError
@@ -99,16 +99,16 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
     t, t_dot, eta, kappa = mot[:, _T:_T + 6], mot[:, _TD:_TD + 6], mot[:, _W:_W + 6], \
         mot[:, _K:_K + 6]
     twists(ints, kin, P, qd, t)
-    velocity_products(ints, kin, P, qd, t, kappa)
     inertia = kin[:, _I:_I + 9]
     for i in range(nb):
         # M^_i = M_i = [[I_i, 0], [0, m_i 1]] (Eq. 2) before the children add theirs.
+        m = reals[i, MASS]
         for r in range(3):
             for col in range(3):
                 M_hat[i, r, col] = inertia[i, 3 * r + col]
                 M_hat[i, r, 3 + col] = 0.0
                 M_hat[i, 3 + r, col] = 0.0
-                M_hat[i, 3 + r, 3 + col] = reals[i, MASS] if r == col else 0.0
+                M_hat[i, 3 + r, 3 + col] = m if r == col else 0.0
         # eta_i = Omega_i M_i E_i t_i - w^E_i (Eq. 7-8 and the external wrench).
         w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
         Iw0 = inertia[i, 0] * w0 + inertia[i, 1] * w1 + inertia[i, 2] * w2
@@ -118,6 +118,27 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
         eta[i, 3], eta[i, 4], eta[i, 5] = 0.0, 0.0, 0.0
         if fext.shape[0] > 0:
             subtract_external_wrench(kin, fext, i, eta)
+        # kappa_i = B_dot_ik t_k + Omega_i P_i qd_i (Saha Eq. 12, differentiated).
+        k0 = k1 = k2 = k3 = k4 = k5 = 0.0
+        for b in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
+            u0, u1, u2 = cross(w0, w1, w2, P[b, 0], P[b, 1], P[b, 2])
+            v0, v1, v2 = cross(w0, w1, w2, P[b, 3], P[b, 4], P[b, 5])
+            s = qd[b]
+            k0 += u0 * s
+            k1 += u1 * s
+            k2 += u2 * s
+            k3 += v0 * s
+            k4 += v1 * s
+            k5 += v2 * s
+        k = ints[i, PARENT]
+        if k >= 0:
+            x0, x1, x2 = cross(t[k, 3] - t[i, 3], t[k, 4] - t[i, 4], t[k, 5] - t[i, 5],
+                               t[k, 0], t[k, 1], t[k, 2])
+            k3 += x0
+            k4 += x1
+            k5 += x2
+        kappa[i, 0], kappa[i, 1], kappa[i, 2] = k0, k1, k2
+        kappa[i, 3], kappa[i, 4], kappa[i, 5] = k3, k4, k5
     psi = ab[:, _PSI:_PSI + 6]
     singular = -1
     for i in range(nb - 1, -1, -1):
@@ -219,9 +240,10 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
             qdd[a] = (ab[a, _PHI] - (psi[a, 0] * a0 + psi[a, 1] * a1 + psi[a, 2] * a2
                                      + psi[a, 3] * a3 + psi[a, 4] * a4 + psi[a, 5] * a5)) \
                 / ab[a, _MHAT]
-        for a in range(v0 + m - 1, v0 - 1, -1):
-            for c in range(a + 1, v0 + m):
-                qdd[a] -= ab[c, _L + a - v0] * qdd[c]
+        if m > 1:  # a joint with several velocities: back substitution with L^T
+            for a in range(v0 + m - 2, v0 - 1, -1):
+                for c in range(a + 1, v0 + m):
+                    qdd[a] -= ab[c, _L + a - v0] * qdd[c]
         for a in range(v0, v0 + m):
             x = qdd[a]
             a0 += P[a, 0] * x

@@ -248,31 +248,6 @@ def twists(ints, kin, P, qd, t):
 
 
 @jit
-def velocity_products(ints, kin, P, qd, t, kappa):
-    """Fill ``kappa_i = B_dot_ik t_k + Omega_i P_i qd_i`` (Saha Eq. 12, differentiated)."""
-    for i in range(ints.shape[0]):
-        w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
-        for r in range(6):
-            kappa[i, r] = 0.0
-        for b in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
-            u0, u1, u2 = cross(w0, w1, w2, P[b, 0], P[b, 1], P[b, 2])
-            v0, v1, v2 = cross(w0, w1, w2, P[b, 3], P[b, 4], P[b, 5])
-            kappa[i, 0] += u0 * qd[b]
-            kappa[i, 1] += u1 * qd[b]
-            kappa[i, 2] += u2 * qd[b]
-            kappa[i, 3] += v0 * qd[b]
-            kappa[i, 4] += v1 * qd[b]
-            kappa[i, 5] += v2 * qd[b]
-        k = ints[i, PARENT]
-        if k >= 0:
-            x0, x1, x2 = cross(t[k, 3] - t[i, 3], t[k, 4] - t[i, 4], t[k, 5] - t[i, 5],
-                               t[k, 0], t[k, 1], t[k, 2])
-            kappa[i, 3] += x0
-            kappa[i, 4] += x1
-            kappa[i, 5] += x2
-
-
-@jit
 def twist_rates(ints, reals, kin, P, t, qd, qdd, gscale, t_dot):
     """Fill ``t_dot_i = B_ik t_dot_k + B_dot_ik t_k + P_i qdd_i + Omega_i P_i qd_i`` (Eq. 12)."""
     nb = ints.shape[0]
