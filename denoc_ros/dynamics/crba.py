@@ -49,9 +49,11 @@ IC_WIDTH = 10
 @jit
 def composite_inertias(ints, reals, kin, P, I_c):
     """
-    Fill ``M~_i`` at the base origin: each body's spatial inertia, summed over subtrees.
+    Fill ``I_c`` with each body's own spatial inertia ``M_i`` at the base origin.
 
-    On the way the columns ``P`` are carried to the origin (``[e; v_O]``, the joints' screws).
+    :func:`generalized_inertia_matrix` sums them into the composites ``M~_i`` (Eq. 23b) as it
+    goes. On the way the columns ``P`` are carried to the origin (``[e; v_O]``, the joints'
+    screws).
     """
     nb = ints.shape[0]
     for i in range(nb):
@@ -89,12 +91,6 @@ def composite_inertias(ints, reals, kin, P, I_c):
             P[a, 3] += x0
             P[a, 4] += x1
             P[a, 5] += x2
-    # Eq. 23b: at a common point B_ci is the identity, and the composite is a plain sum.
-    for i in range(nb - 1, -1, -1):
-        k = ints[i, PARENT]
-        if k >= 0:
-            for r in range(IC_WIDTH):
-                I_c[k, r] += I_c[i, r]
 
 
 @jit
@@ -102,9 +98,11 @@ def generalized_inertia_matrix(ints, kin, P, I_c, out):
     """
     Write the GIM ``i_ab = i_ba = p_a^T M~_i B_ij p_b`` into ``out`` (Saha Eq. 24).
 
-    Evaluated at the base origin, where ``B_ij`` is the identity: ``I_c`` and the columns ``P``
-    as :func:`composite_inertias` leaves them. Returns True if every entry is finite (checked
-    on the way: a second pass over the matrix would cost a third of the recursion's time).
+    Evaluated at the base origin, where ``B_ij`` is the identity and the composite of Eq. 23b
+    a plain sum: the bodies are visited children first, and body ``i``'s ``M~_i`` is complete
+    when its turn comes (``I_c`` and ``P`` as :func:`composite_inertias` leaves them; ``I_c``
+    then holds the composites). Returns True if every entry is finite (checked on the way: a
+    second pass over the matrix would cost a third of the recursion's time).
     """
     nb, nv = ints.shape[0], out.shape[0]
     finite = 0.0
@@ -116,7 +114,7 @@ def generalized_inertia_matrix(ints, kin, P, I_c, out):
         for a in range(nv):
             for b in range(nv):
                 out[a, b] = 0.0
-    for i in range(nb):
+    for i in range(nb - 1, -1, -1):
         h0, h1, h2, m = I_c[i, _HX], I_c[i, _HY], I_c[i, _HZ], I_c[i, _M]
         for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
             # psi_a = M~_i p_a at the origin: [I_O w + h x v; m v - h x w].
@@ -143,6 +141,10 @@ def generalized_inertia_matrix(ints, kin, P, I_c, out):
                     out[a, b] = value
                     out[b, a] = value
                 j = ints[j, PARENT]
+        k = ints[i, PARENT]
+        if k >= 0:  # M~_k += M~_i (Eq. 23b at the origin)
+            for r in range(IC_WIDTH):
+                I_c[k, r] += I_c[i, r]
     return finite == 0.0
 
 
