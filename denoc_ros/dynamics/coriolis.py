@@ -54,7 +54,7 @@ from ._packed import MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _I, _T, configuration_ok, configuration_size,
                          forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists, workspace,
-                         world_inertias)
+                         world_inertias, zero_unless_chain)
 from .rnea import coriolis_torques
 
 __all__ = ['convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques']
@@ -122,7 +122,7 @@ def expand_composite(M_tilde, i, out):
 @jit
 def convective_state(ints, reals, q, qd, kin, P, mot, M_compact, M_tilde, M_prime, H, T, out):
     """Write Saha's ``C = N^T (M N_dot + M_dot N)``, entries of (corrected) Eq. 29."""
-    nb, nv = ints.shape[0], out.shape[0]
+    nb = ints.shape[0]
     forward_kinematics(ints, reals, q, kin, P)
     world_inertias(ints, reals, kin)
     t = mot[:, _T:_T + 6]
@@ -165,9 +165,7 @@ def convective_state(ints, reals, q, qd, kin, P, mot, M_compact, M_tilde, M_prim
                 H[i, 3, col] += T[3, col]
                 H[i, 4, col] += T[4, col]
                 H[i, 5, col] += T[5, col]
-    for a in range(nv):
-        for b in range(nv):
-            out[a, b] = 0.0
+    zero_unless_chain(ints, out)
     for i in range(nb):
         for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
             # Row a, columns b of body j = i, parent(i), ...:
@@ -309,7 +307,7 @@ def spatial_inertia_terms(reals, kin, t, i, v, I6, K6):
 @jit
 def christoffel_state(ints, reals, q, qd, kin, P, mot, sp, I_c, K_c, out):
     """Write ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` by composite bodies into ``out``."""
-    nb, nv = ints.shape[0], out.shape[0]
+    nb = ints.shape[0]
     forward_kinematics(ints, reals, q, kin, P)
     world_inertias(ints, reals, kin)
     t = mot[:, _T:_T + 6]
@@ -331,18 +329,10 @@ def christoffel_state(ints, reals, q, qd, kin, P, mot, sp, I_c, K_c, out):
             x0, x1, x2 = cross(v[i, 3], v[i, 4], v[i, 5], S[a, 0], S[a, 1], S[a, 2])
             y0, y1, y2 = cross(w0, w1, w2, S[a, 3], S[a, 4], S[a, 5])
             S_dot[a, 3], S_dot[a, 4], S_dot[a, 5] = x0 + y0, x1 + y1, x2 + y2
-    # Composite sums over subtrees (every quantity is at the base origin).
+    zero_unless_chain(ints, out)
+    # Children first: every quantity is at the base origin, so the composites I^c_i, K^c_i are
+    # plain sums over the subtree, complete when body i's turn comes (added to the parent after).
     for i in range(nb - 1, -1, -1):
-        k = ints[i, PARENT]
-        if k >= 0:
-            for r in range(6):
-                for col in range(6):
-                    I_c[k, r, col] += I_c[i, r, col]
-                    K_c[k, r, col] += K_c[i, r, col]
-    for a in range(nv):
-        for b in range(nv):
-            out[a, b] = 0.0
-    for i in range(nb):
         for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
             # Row a, columns b of bodies j = i, parent(i), ...: S_a^T (I^c_i S_dot_b + K^c_i
             # S_b), with the row vectors x = I^c_i S_a and y = K^c_i^T S_a (I^c_i symmetric).
@@ -383,6 +373,12 @@ def christoffel_state(ints, reals, q, qd, kin, P, mot, sp, I_c, K_c, out):
                         out[c, a] = (S[c, 0] * f0 + S[c, 1] * f1 + S[c, 2] * f2
                                      + S[c, 3] * f3 + S[c, 4] * f4 + S[c, 5] * f5)
                     j = ints[j, PARENT]
+        k = ints[i, PARENT]
+        if k >= 0:
+            for r in range(6):
+                for col in range(6):
+                    I_c[k, r, col] += I_c[i, r, col]
+                    K_c[k, r, col] += K_c[i, r, col]
 
 
 @jit

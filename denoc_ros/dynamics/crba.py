@@ -35,7 +35,7 @@ from ._compile import all_finite, cross, jit
 from ._packed import INERTIA, MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _R, configuration_ok, configuration_size, forward_kinematics,
-                         KIN_WIDTH, workspace)
+                         KIN_WIDTH, workspace, zero_unless_chain)
 
 __all__ = ['mass_matrix']
 
@@ -104,16 +104,9 @@ def generalized_inertia_matrix(ints, kin, P, I_c, out):
     then holds the composites). Returns True if every entry is finite (checked on the way: a
     second pass over the matrix would cost a third of the recursion's time).
     """
-    nb, nv = ints.shape[0], out.shape[0]
+    nb = ints.shape[0]
     finite = 0.0
-    # Entries of two bodies on different branches are zero; a chain has none.
-    chain = True
-    for i in range(nb):
-        chain = chain and ints[i, PARENT] == i - 1
-    if not chain:
-        for a in range(nv):
-            for b in range(nv):
-                out[a, b] = 0.0
+    zero_unless_chain(ints, out)
     for i in range(nb - 1, -1, -1):
         h0, h1, h2, m = I_c[i, _HX], I_c[i, _HY], I_c[i, _HZ], I_c[i, _M]
         for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):

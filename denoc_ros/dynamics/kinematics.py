@@ -76,6 +76,23 @@ def workspace(ints, nv, count):
     return np.empty((count, max(ints.shape[0], nv), KIN_WIDTH))
 
 
+@jit(inline=True)
+def zero_unless_chain(ints, out):
+    """
+    Zero the (nv, nv) ``out`` unless the bodies form one chain.
+
+    The joint-space matrices have zeros only between bodies on different branches: a chain's
+    are written entry by entry, and zeroing them first would be wasted.
+    """
+    chain = True
+    for i in range(ints.shape[0]):
+        chain = chain and ints[i, PARENT] == i - 1
+    if not chain:
+        for a in range(out.shape[0]):
+            for b in range(out.shape[1]):
+                out[a, b] = 0.0
+
+
 @jit
 def configuration_size(ints):
     """Return nq, the length of a configuration of the packed model."""
