@@ -73,6 +73,7 @@ class PackedModel:
     nb: int                     # number of bodies
     square: Tuple[int, int]     # (nv, nv)
     no_wrench: np.ndarray       # (0, 6) float64 placeholder for f_ext=None
+    no_accel: np.ndarray        # (0,) float64 placeholder for zero accelerations
     frames: Dict[str, Tuple[int, np.ndarray]]  # frame name -> (body, FRAME_WIDTH reals)
 
 
@@ -116,4 +117,5 @@ def pack_model(model) -> PackedModel:
     nv = model.nv
     return PackedModel(ints=_read_only(ints), reals=_read_only(reals), n=nv, nq=model.nq, nb=n,
                        square=(nv, nv),
-                       no_wrench=np.zeros((0, 6)), frames=frames)
+                       no_wrench=np.zeros((0, 6)), no_accel=np.zeros(0),
+                       frames=frames)

@@ -111,43 +111,29 @@ def newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, kin, P, mot, tau):
 
 
 @jit
-def newton_euler_one(ints, reals, q, qd, qdd, fext, gscale, work, out):
-    """Write ``tau`` (Saha Eq. 30) of one state into ``out`` (scratch: ``work``); a status."""
-    nv = out.shape[0]
-    if not (q.shape[0] == configuration_size(ints)
-            and qd.shape[0] == nv and qdd.shape[0] == nv and configuration_ok(ints, q)
-            and all_finite(qd) and all_finite(qdd) and all_finite(fext)):
+def newton_euler_one(ints, reals, q, qd, qdd, fext, gscale, out):
+    """
+    Write ``tau`` (Saha Eq. 30) of one state into ``out``; return a status.
+
+    The one entry point of inverse dynamics, its version with external wrenches and the
+    Coriolis torques: ``gscale`` scales gravity, and without gravity (``gscale == 0``, the
+    Coriolis torques) ``qdd`` of length 0 means zero accelerations; ``fext`` of length 0 means
+    no wrenches. Inputs of any strides are made contiguous.
+    """
+    nb, nv = ints.shape[0], out.shape[0]
+    q, qd = np.ascontiguousarray(q), np.ascontiguousarray(qd)
+    qdd, fext = np.ascontiguousarray(qdd), np.ascontiguousarray(fext)
+    if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
+            and (qdd.shape[0] == nv or (qdd.shape[0] == 0 and gscale == 0.0))
+            and (fext.shape[0] == 0 or (fext.shape[0] == nb and fext.shape[1] == 6))
+            and configuration_ok(ints, q) and all_finite(qd) and all_finite(qdd)
+            and all_finite(fext)):
         return K.BAD_INPUT
+    work = workspace(ints, nv, 3)
+    if qdd.shape[0] == 0:
+        qdd = np.zeros(nv)
     newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, work[0], work[1], work[2], out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT
-
-
-@jit
-def inverse_dynamics_one(ints, reals, q, qd, qdd, out):
-    """Write ``tau = ID(q, qd, qdd)`` (Saha Eq. 30) into ``out``; return a status."""
-    # Contiguous inputs, and "no wrenches" as an empty slice of the scratch (of f_ext's type,
-    # without an allocation): one compilation of the recursion serves every caller.
-    work = workspace(ints, out.shape[0], 4)
-    return newton_euler_one(ints, reals, np.ascontiguousarray(q), np.ascontiguousarray(qd),
-                            np.ascontiguousarray(qdd), work[3][:0], 1.0, work, out)
-
-
-@jit
-def inverse_dynamics_fext_one(ints, reals, q, qd, qdd, fext, out):
-    """Write ``tau = ID(q, qd, qdd) - sum_i J_i^T f_i`` (Saha Eq. 30) into ``out``."""
-    if not (fext.shape[0] == ints.shape[0] and fext.shape[1] == 6):
-        return K.BAD_INPUT
-    return newton_euler_one(ints, reals, np.ascontiguousarray(q), np.ascontiguousarray(qd),
-                            np.ascontiguousarray(qdd), np.ascontiguousarray(fext), 1.0,
-                            workspace(ints, out.shape[0], 3), out)
-
-
-@jit
-def coriolis_torques_one(ints, reals, q, qd, out):
-    """Write ``C(q, qd) qd = ID(q, qd, 0)`` without gravity (Eq. 30) into ``out``."""
-    work = workspace(ints, out.shape[0], 4)
-    return newton_euler_one(ints, reals, np.ascontiguousarray(q), np.ascontiguousarray(qd),
-                            np.zeros(out.shape[0]), work[3][:0], 0.0, work, out)
 
 
 @jit
@@ -226,14 +212,9 @@ def gravity_torques_batch(ints, reals, q, out):
 
 
 _F8, _empty = K.FLOAT64, np.empty
-_inverse_dynamics_one = K.single_state(inverse_dynamics_one, globals(),
-                                       '_inverse_dynamics_one', 'vvvo')
-_inverse_dynamics_fext_one = K.single_state(inverse_dynamics_fext_one, globals(),
-                                            '_inverse_dynamics_fext_one', 'vvvwo')
+_newton_euler_one = K.single_state(newton_euler_one, globals(), '_newton_euler_one', 'vvvwfo')
 _gravity_torques_one = K.single_state(gravity_torques_one, globals(), '_gravity_torques_one',
                                       'vo')
-_coriolis_torques_one = K.single_state(coriolis_torques_one, globals(),
-                                       '_coriolis_torques_one', 'vvo')
 
 
 def inverse_dynamics(model, q, qd, qdd, f_ext=None):
@@ -260,10 +241,11 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
             pk = model.packed
             out = _empty(pk.n)
             if f_ext is None:
-                if not _inverse_dynamics_one(pk.ints, pk.reals, q, qd, qdd, out):
+                if not _newton_euler_one(pk.ints, pk.reals, q, qd, qdd, pk.no_wrench, 1.0, out):
                     return out
-            elif f_ext.ndim == 2 and f_ext.dtype is _F8:
-                if not _inverse_dynamics_fext_one(pk.ints, pk.reals, q, qd, qdd, f_ext, out):
+            # A (0, 6) f_ext would read as "no wrenches" in the kernel.
+            elif f_ext.ndim == 2 and f_ext.dtype is _F8 and len(f_ext) == pk.nb:
+                if not _newton_euler_one(pk.ints, pk.reals, q, qd, qdd, f_ext, 1.0, out):
                     return out
     except Exception:
         pass
@@ -299,7 +281,8 @@ def coriolis_torques(model, q, qd):
         if q.ndim == 1 and qd.ndim == 1 and q.dtype is _F8 and qd.dtype is _F8:
             pk = model.packed
             out = _empty(pk.n)
-            if not _coriolis_torques_one(pk.ints, pk.reals, q, qd, out):
+            if not _newton_euler_one(pk.ints, pk.reals, q, qd, pk.no_accel, pk.no_wrench, 0.0,
+                                     out):
                 return out
     except Exception:
         pass
