@@ -62,4 +62,4 @@ def test_kernels_are_compiled_unless_disabled():
     from denoc_ros.dynamics import rnea
     if numba.config.DISABLE_JIT:
         pytest.skip('NUMBA_DISABLE_JIT is set for this run')
-    assert hasattr(rnea.inverse_dynamics_one, 'py_func')
+    assert hasattr(rnea.newton_euler_one, 'py_func')
