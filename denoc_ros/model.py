@@ -146,6 +146,9 @@ class RobotModel:
                                  'parents must come first')
         put(self, 'frames', tuple(self.frames))
         put(self, '_frame_index', {f.name: f for f in self.frames})
+        # Sizes, fixed with the model (read on every call of the node's hot path).
+        floating = bool(free.size)
+        put(self, '_sizes', (floating, dof + 7 if floating else dof, dof + 6 if floating else dof))
 
     @cached_property
     def packed(self):
@@ -166,7 +169,7 @@ class RobotModel:
     @property
     def floating(self) -> bool:
         """Return True if the root body is a free flyer (a floating-base model)."""
-        return self.nbodies > 0 and int(self.joint_type[0]) == FREE_FLYER
+        return self._sizes[0]
 
     @property
     def nbodies(self) -> int:
@@ -176,12 +179,12 @@ class RobotModel:
     @property
     def nq(self) -> int:
         """Return the length of a configuration q: n, or 7 + n for a floating base."""
-        return self.dof + 7 if self.floating else self.dof
+        return self._sizes[1]
 
     @property
     def nv(self) -> int:
         """Return the length of velocities, accelerations and forces: n, or 6 + n."""
-        return self.dof + 6 if self.floating else self.dof
+        return self._sizes[2]
 
     @property
     def joint_bodies(self) -> np.ndarray:
