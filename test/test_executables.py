@@ -126,3 +126,37 @@ def test_dynamics_node_publishes_library_torques(craig_node, rclpy_context):
     finally:
         probe.close()
     assert craig_node.poll() is None, 'dynamics_node died'
+
+
+def _started(proc, timeout=60.0):
+    """Wait until the process has logged its first line (its node is built); return it."""
+    import selectors
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout):
+            raise AssertionError('the executable printed nothing in time')
+    return proc.stdout.readline()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('name, params', [('denoc_dynamics_node', 'urdf_path:=craig_rr'),
+                                          ('denoc_sim_arm', 'urdf_path:=panda')])
+@pytest.mark.parametrize('signals', [('SIGINT', 'SIGINT'), ('SIGTERM',)],
+                         ids=['ctrl-c in a terminal under ros2 launch', 'sigterm'])
+def test_signals_end_the_executable_quietly(name, params, signals):
+    """Two SIGINTs in quick succession (a terminal's and launch's), or a SIGTERM: status 0."""
+    import signal
+    exe = venv_executable(name)
+    proc = subprocess.Popen([str(exe), '--ros-args', '-p', params], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        first = _started(proc)
+        for sig in signals:
+            proc.send_signal(getattr(signal, sig))
+            time.sleep(0.01)
+        output, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, first + output
+    assert 'Traceback' not in output and 'KeyboardInterrupt' not in output, first + output

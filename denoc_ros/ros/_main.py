@@ -15,12 +15,23 @@
 """The ``main()`` shared by every executable: init, build the node, spin, shut down cleanly."""
 
 import gc
+import signal
 import sys
 
 import rclpy
 from rclpy.executors import ExternalShutdownException
 
 from ..errors import DenocError
+
+
+def ignore_further_interrupts():
+    """
+    Ignore SIGINT from here on: the process is shutting down.
+
+    A terminal's Ctrl-C reaches every process of the group, and ``ros2 launch`` then sends its
+    own SIGINT: the second must not cut the clean-up short with a traceback.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def spin_node(factory, name, args=None):
@@ -49,7 +60,11 @@ def spin_node(factory, name, args=None):
         if rclpy.ok():
             raise
     finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        ignore_further_interrupts()
+        try:
+            if node is not None:
+                node.destroy_node()
+            rclpy.try_shutdown()
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
     return 0

@@ -80,6 +80,8 @@ def main(argv=None):
     except KeyboardInterrupt:
         pass
     finally:
+        # Ctrl-C reaches the children too; a second one must not interrupt the waiting below.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         for p in procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)

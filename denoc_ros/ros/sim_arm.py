@@ -45,6 +45,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from ._main import ignore_further_interrupts
 from .mujoco_arm import MujocoArm
 from ..description import read_description
 from ..errors import DenocError, InputError
@@ -185,8 +186,8 @@ def main(args=None):
     rclpy.init(args=args)
     node = None
     try:
-        node = SimArm()
         executor = SingleThreadedExecutor()
+        node = SimArm()
         executor.add_node(node)
         node.run(executor)
     except DenocError as err:
@@ -194,11 +195,18 @@ def main(args=None):
         return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:  # noqa: B902 - work cut short by a signal's shutdown is no error
+        if rclpy.ok():
+            raise
     finally:
-        if node is not None:
-            node.save_log()
-            node.destroy_node()
-        rclpy.try_shutdown()
+        ignore_further_interrupts()
+        try:
+            if node is not None:
+                node.save_log()
+                node.destroy_node()
+            rclpy.try_shutdown()
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
     return 0
 
 
