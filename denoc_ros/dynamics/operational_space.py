@@ -251,19 +251,16 @@ def cartesian_dynamics(model, q, qd, frame: Optional[str] = None, damping: float
                 return result
     batch, (qf, qdf), _ = prepare(model, (('q', q), ('qd', qd)))
     fr = resolve_frame(model, frame)
-    if model.dof > 0:
-        (qf, qdf), _ = kernel_arrays(model, (qf, qdf))
-        result = _compiled(model.packed, batch, qf, qdf, model.packed.frames[fr.name], damping,
-                           rcond, fr.name)
-        if result is not None:
-            return result
-    # No joints, or an overflow: the separate functions raise the documented error.
-    J, Jdqd = jacobian(model, q, frame), jacobian_dot_times_qd(model, q, qd, frame)
-    M, h, g = mass_matrix(model, q), coriolis_torques(model, q, qd), gravity_torques(model, q)
-    return _operational_space(batch, fr.name, J.reshape((-1,) + J.shape[-2:]),
-                              Jdqd.reshape(-1, 6), M.reshape((-1,) + M.shape[-2:]),
-                              h.reshape(-1, h.shape[-1]), g.reshape(-1, g.shape[-1]),
-                              damping, rcond)
+    (qf, qdf), _ = kernel_arrays(model, (qf, qdf))
+    result = _compiled(model.packed, batch, qf, qdf, model.packed.frames[fr.name], damping,
+                       rcond, fr.name)
+    if result is not None:
+        return result
+    # An overflow: the term that overflowed raises its documented error.
+    jacobian(model, q, frame), jacobian_dot_times_qd(model, q, qd, frame)
+    mass_matrix(model, q), coriolis_torques(model, q, qd), gravity_torques(model, q)
+    raise InputError('cartesian_dynamics is not finite for this input (overflow: joint '
+                     'velocities too large for the model)')
 
 
 def _not_positive_definite():
@@ -298,35 +295,3 @@ def _result(batch, name, J, Lam, mu, p, J_bar, cond):
         condition_number=float(cond) if cond.ndim == 0 else cond,
         frame=name,
     )
-
-
-def _operational_space(batch, name, J, Jdqd, M, h, g, damping, rcond):
-    """Return the :class:`CartesianDynamics` of (B, ...) terms (see cartesian_dynamics)."""
-    try:
-        L = np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        raise _not_positive_definite() from None
-    Y = np.linalg.solve(L, np.swapaxes(J, -1, -2))            # (B, n, 6) = L^-1 J^T
-    _, s, Vt = np.linalg.svd(Y, full_matrices=True)           # s (B, min(n, 6)), Vt (B, 6, 6)
-    sv = np.zeros((Y.shape[0], 6))
-    sv[:, :s.shape[1]] = s
-    s_max = sv[:, 0]
-    lam = sv ** 2
-    lam_max = lam[:, 0]
-    if damping > 0.0:
-        inv = 1.0 / (lam + damping)
-    else:
-        keep = (lam > rcond * lam_max[:, None]) & (lam > 0.0)
-        inv = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
-    Lam = np.einsum('bki,bk,bkj->bij', Vt, inv, Vt)
-    Lam = 0.5 * (Lam + np.swapaxes(Lam, -1, -2))
-    s_min = np.maximum(sv[:, -1], EPS * s_max)
-    cond = np.where(s_max > 0.0, (s_max / np.where(s_min > 0.0, s_min, 1.0)) ** 2,
-                    CONDITION_CAP)
-    cond = np.minimum(cond, CONDITION_CAP)
-
-    J_bar = np.linalg.solve(np.swapaxes(L, -1, -2), Y @ Lam)  # M^-1 J^T Lambda, (B, n, 6)
-    J_bar_T = np.swapaxes(J_bar, -1, -2)
-    mu = np.einsum('bij,bj->bi', J_bar_T, h) - np.einsum('bij,bj->bi', Lam, Jdqd)
-    p = np.einsum('bij,bj->bi', J_bar_T, g)
-    return _result(batch, name, J, Lam, mu, p, J_bar, cond)
