@@ -53,9 +53,9 @@ from ._compile import all_finite, cross, jit, mat6_vec
 from ._packed import MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .crba import mass_matrix_batch
-from .kinematics import (_C, _I, _K, _T, _TD, _W, configuration_ok, configuration_size,
-                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists,
-                         workspace, world_inertias)
+from .kinematics import (_C, _I, _K, _T, _TD, _W, carried, configuration_ok,
+                         configuration_size, forward_kinematics, gyroscopic_moment, KIN_WIDTH,
+                         MOT_WIDTH, twists, workspace, world_inertias)
 from .rnea import inverse_dynamics_batch, subtract_external_wrench
 from ..errors import InputError
 
@@ -110,14 +110,11 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
                 M_hat[i, 3 + r, col] = 0.0
                 M_hat[i, 3 + r, 3 + col] = m if r == col else 0.0
         # eta_i = Omega_i M_i E_i t_i - w^E_i (Eq. 7-8 and the external wrench).
-        w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
-        Iw0 = inertia[i, 0] * w0 + inertia[i, 1] * w1 + inertia[i, 2] * w2
-        Iw1 = inertia[i, 3] * w0 + inertia[i, 4] * w1 + inertia[i, 5] * w2
-        Iw2 = inertia[i, 6] * w0 + inertia[i, 7] * w1 + inertia[i, 8] * w2
-        eta[i, 0], eta[i, 1], eta[i, 2] = cross(w0, w1, w2, Iw0, Iw1, Iw2)
+        eta[i, 0], eta[i, 1], eta[i, 2] = gyroscopic_moment(kin, t, i)
         eta[i, 3], eta[i, 4], eta[i, 5] = 0.0, 0.0, 0.0
         if fext.shape[0] > 0:
             subtract_external_wrench(kin, fext, i, eta)
+        w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
         # kappa_i = B_dot_ik t_k + Omega_i P_i qd_i (Saha Eq. 12, differentiated).
         k0 = k1 = k2 = k3 = k4 = k5 = 0.0
         for b in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
@@ -224,11 +221,7 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
         if k < 0:
             a0, a1, a2, a3, a4, a5 = 0.0, 0.0, 0.0, -g0, -g1, -g2
         else:
-            x0, x1, x2 = cross(kin[k, _C] - kin[i, _C], kin[k, _C + 1] - kin[i, _C + 1],
-                               kin[k, _C + 2] - kin[i, _C + 2],
-                               t_dot[k, 0], t_dot[k, 1], t_dot[k, 2])
-            a0, a1, a2 = t_dot[k, 0], t_dot[k, 1], t_dot[k, 2]
-            a3, a4, a5 = t_dot[k, 3] + x0, t_dot[k, 4] + x1, t_dot[k, 5] + x2
+            a0, a1, a2, a3, a4, a5 = carried(kin, t_dot, k, i)
         a0 += kappa[i, 0]
         a1 += kappa[i, 1]
         a2 += kappa[i, 2]

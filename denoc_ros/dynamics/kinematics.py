@@ -236,6 +236,25 @@ def world_inertias(ints, reals, kin):
                 kin[i, _I + 3 * col + r] = value
 
 
+@jit(inline=True)
+def carried(kin, x, k, i):
+    """Return ``B_ik x_k``: body k's twist or twist rate at C_k carried to C_i (Saha Eq. 13)."""
+    w0, w1, w2 = x[k, 0], x[k, 1], x[k, 2]
+    c0, c1, c2 = cross(kin[k, _C] - kin[i, _C], kin[k, _C + 1] - kin[i, _C + 1],
+                       kin[k, _C + 2] - kin[i, _C + 2], w0, w1, w2)
+    return w0, w1, w2, x[k, 3] + c0, x[k, 4] + c1, x[k, 5] + c2
+
+
+@jit(inline=True)
+def gyroscopic_moment(kin, t, i):
+    """Return ``w_i x (I_i w_i)``, the moment of ``Omega_i M_i E_i t_i`` (Saha Eq. 8)."""
+    w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
+    Iw0 = kin[i, _I] * w0 + kin[i, _I + 1] * w1 + kin[i, _I + 2] * w2
+    Iw1 = kin[i, _I + 3] * w0 + kin[i, _I + 4] * w1 + kin[i, _I + 5] * w2
+    Iw2 = kin[i, _I + 6] * w0 + kin[i, _I + 7] * w1 + kin[i, _I + 8] * w2
+    return cross(w0, w1, w2, Iw0, Iw1, Iw2)
+
+
 @jit
 def twists(ints, kin, P, qd, t):
     """Fill the twists ``t_i = B_ik t_k + P_i qd_i`` at the mass centres (Saha Eq. 12)."""
@@ -252,15 +271,13 @@ def twists(ints, kin, P, qd, t):
             t4 += P[b, 4] * s
             t5 += P[b, 5] * s
         if k >= 0:
-            w0, w1, w2 = t[k, 0], t[k, 1], t[k, 2]
-            x0, x1, x2 = cross(kin[k, _C] - kin[i, _C], kin[k, _C + 1] - kin[i, _C + 1],
-                               kin[k, _C + 2] - kin[i, _C + 2], w0, w1, w2)
-            t0 += w0
-            t1 += w1
-            t2 += w2
-            t3 += t[k, 3] + x0
-            t4 += t[k, 4] + x1
-            t5 += t[k, 5] + x2
+            b0, b1, b2, b3, b4, b5 = carried(kin, t, k, i)
+            t0 += b0
+            t1 += b1
+            t2 += b2
+            t3 += b3
+            t4 += b4
+            t5 += b5
         t[i, 0], t[i, 1], t[i, 2], t[i, 3], t[i, 4], t[i, 5] = t0, t1, t2, t3, t4, t5
 
 
@@ -277,15 +294,13 @@ def twist_rates(ints, reals, kin, P, t, qd, qdd, gscale, t_dot):
             # The base's fictitious acceleration [0; -g].
             a0, a1, a2, a3, a4, a5 = 0.0, 0.0, 0.0, -g0, -g1, -g2
         else:
-            c0, c1, c2 = (kin[k, _C] - kin[i, _C], kin[k, _C + 1] - kin[i, _C + 1],
-                          kin[k, _C + 2] - kin[i, _C + 2])
-            a0, a1, a2 = t_dot[k, 0], t_dot[k, 1], t_dot[k, 2]
-            x0, x1, x2 = cross(c0, c1, c2, a0, a1, a2)
+            # B_ik t_dot_k + B_dot_ik t_k, B_dot_ik t_k = [0; (v_k - v_i) x w_k].
+            a0, a1, a2, a3, a4, a5 = carried(kin, t_dot, k, i)
             y0, y1, y2 = cross(t[k, 3] - t[i, 3], t[k, 4] - t[i, 4], t[k, 5] - t[i, 5],
                                t[k, 0], t[k, 1], t[k, 2])
-            a3 = t_dot[k, 3] + x0 + y0
-            a4 = t_dot[k, 4] + x1 + y1
-            a5 = t_dot[k, 5] + x2 + y2
+            a3 += y0
+            a4 += y1
+            a5 += y2
         for b in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
             u0, u1, u2 = cross(w0, w1, w2, P[b, 0], P[b, 1], P[b, 2])
             v0, v1, v2 = cross(w0, w1, w2, P[b, 3], P[b, 4], P[b, 5])

@@ -36,8 +36,8 @@ from ._compile import all_finite, cross, jit, row
 from ._packed import GRAVITY, MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _D, _I, _R, _T, _TD, _W, configuration_ok, configuration_size,
-                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twist_rates, twists,
-                         workspace, world_inertias)
+                         forward_kinematics, gyroscopic_moment, KIN_WIDTH, MOT_WIDTH,
+                         twist_rates, twists, workspace, world_inertias)
 
 __all__ = ['coriolis_torques', 'gravity_torques', 'inverse_dynamics']
 
@@ -92,11 +92,7 @@ def newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, kin, P, mot, tau):
     inertia = kin[:, _I:_I + 9]
     # Uncoupled Newton-Euler wrenches w_i = M_i t_dot_i + Omega_i M_i E_i t_i (Eq. 7-8).
     for i in range(nb):
-        w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
-        Iw0 = inertia[i, 0] * w0 + inertia[i, 1] * w1 + inertia[i, 2] * w2
-        Iw1 = inertia[i, 3] * w0 + inertia[i, 4] * w1 + inertia[i, 5] * w2
-        Iw2 = inertia[i, 6] * w0 + inertia[i, 7] * w1 + inertia[i, 8] * w2
-        x0, x1, x2 = cross(w0, w1, w2, Iw0, Iw1, Iw2)
+        x0, x1, x2 = gyroscopic_moment(kin, t, i)
         a0, a1, a2 = t_dot[i, 0], t_dot[i, 1], t_dot[i, 2]
         w[i, 0] = inertia[i, 0] * a0 + inertia[i, 1] * a1 + inertia[i, 2] * a2 + x0
         w[i, 1] = inertia[i, 3] * a0 + inertia[i, 4] * a1 + inertia[i, 5] * a2 + x1
