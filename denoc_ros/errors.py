@@ -33,3 +33,7 @@ class InputError(DenocError):
 
 class PerformanceWarning(UserWarning):
     """The compiled kernels are unavailable (no numba): the library runs as plain Python."""
+
+
+class DataError(DenocError):
+    """A recording cannot be used for identification (names the file, topic or joint at fault)."""
