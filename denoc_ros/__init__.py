@@ -32,6 +32,8 @@ from .energy import center_of_mass, kinetic_energy, momentum, potential_energy, 
 from .errors import DenocError, InputError, PerformanceWarning, URDFError
 from .feedforward import feedforward_terms, FeedforwardTerms, predict
 from .floating_base import FloatingBaseModel, load_floating_base
+from .identification import inertial_parameters, with_inertial_parameters
+from .dynamics.regressor import regressor
 from .friction import (forward_dynamics_with_friction, friction_torques,
                        inverse_dynamics_with_friction)
 from .model import Frame, PRISMATIC, REVOLUTE, RobotModel
@@ -45,12 +47,12 @@ __all__ = [
     'coriolis_torques', 'DenocError', 'detach_payload', 'feedforward_terms', 'FeedforwardTerms',
     'FloatingBaseModel', 'forward_dynamics', 'forward_dynamics_cholesky',
     'forward_dynamics_with_friction', 'Frame', 'frame_pose', 'friction_torques', 'gravity_torques',
-    'InputError', 'inverse_dynamics', 'inverse_dynamics_with_friction', 'jacobian',
+    'inertial_parameters', 'InputError', 'inverse_dynamics', 'inverse_dynamics_with_friction', 'jacobian',
     'jacobian_dot_times_qd', 'joint_reaction_wrenches', 'kinetic_energy', 'load_floating_base',
     'load_urdf', 'mass_matrix', 'momentum', 'PerformanceWarning', 'point_acceleration',
     'point_velocity',
-    'potential_energy', 'predict', 'PRISMATIC', 'REVOLUTE', 'RobotModel', 'simulate',
-    'SimulationResult', 'total_energy', 'URDFError',
+    'potential_energy', 'predict', 'PRISMATIC', 'regressor', 'REVOLUTE', 'RobotModel', 'simulate',
+    'SimulationResult', 'total_energy', 'URDFError', 'with_inertial_parameters',
 ]
 
 __version__ = '0.1.0'

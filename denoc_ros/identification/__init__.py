@@ -1,0 +1,37 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Identification of inertial parameters and joint friction from recorded joint states.
+
+==========================  ================================================================
+module                      what
+==========================  ================================================================
+parameters.py               the standard parameters, the joint columns, the full regressor
+base.py                     base parameters: the identifiable combinations (pivoted QR)
+estimation.py               normal equations by chunks, (weighted) least squares, the
+                            physically consistent fit
+data.py                     recordings (rosbag2, CSV, NPZ), filtering, differentiation
+excitation.py               periodic excitation trajectories (finite Fourier series)
+urdf_output.py              the identified URDF
+==========================  ================================================================
+
+The regressor kernel itself is :mod:`denoc_ros.dynamics.regressor`, beside inverse dynamics.
+"""
+
+from .parameters import (inertial_parameters, joint_columns, ParameterLayout,
+                         with_inertial_parameters)
+
+__all__ = ['inertial_parameters', 'joint_columns', 'ParameterLayout',
+           'with_inertial_parameters']
