@@ -31,6 +31,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parent.parent
 EXECUTABLES = ('dynamics_node', 'joint_state_source', 'torque_monitor', 'demo', 'sim_arm',
                'ct_controller')
+TOOLS = ('denoc_identify', 'denoc_excitation')  # already prefixed: one name everywhere
 
 
 @pytest.fixture(scope='module')
@@ -79,6 +80,8 @@ def test_executables_installed_for_ros2_run(workspace):
     for name in EXECUTABLES:
         for installed in (name, f'denoc_{name}'):
             assert os.access(libexec / installed, os.X_OK), f'{installed} missing from {libexec}'
+    for installed in TOOLS:
+        assert os.access(libexec / installed, os.X_OK), f'{installed} missing from {libexec}'
     assert not (workspace / 'denoc_ros' / 'bin').exists()
 
 

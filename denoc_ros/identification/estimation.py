@@ -268,16 +268,18 @@ def _typical_scales(layout, model):
     return np.concatenate(scales)
 
 
-def physically_consistent(normal, layout, model, weights=None, prior=1e-6, max_iterations=200):
+def physically_consistent(normal, layout, model, weights=None, prior=1e-8, max_iterations=300):
     """
     Return the :class:`PhysicalFit`: standard parameters minimising the (weighted) residual.
 
     Minimises ``|S (W theta - tau)|^2 + w |D (theta - theta_nominal)|^2`` over physically
     consistent bodies and non-negative friction and rotor inertia, ``S`` the per-joint
     ``weights``, ``D`` one over a typical size per parameter (kg, kg m, kg m^2 from the
-    nominal model), and ``w = prior`` times the mean diagonal of ``D^-1 A D^-1``: the prior
-    weighs as much as ``prior`` times one sample's worth of data, so it only decides what the
-    data leave undetermined.
+    nominal model), and ``w = prior`` times the mean diagonal of ``D^-1 A D^-1`` (``A`` the
+    data's normal matrix). With ``prior = 1e-8`` the prior shifts a direction the data see
+    with a curvature ``k`` times below the mean by about ``1e-8 k`` of its size (negligible
+    for a base regressor of condition number below 10^3), and pins the directions the data
+    cannot see at their nominal values.
     """
     A, b, c = normal.combined(weights)
     p = layout.size
@@ -323,8 +325,9 @@ def physically_consistent(normal, layout, model, weights=None, prior=1e-6, max_i
     lower = np.full(p, -np.inf)
     lower[nb:][nonnegative] = 0.0
     x0[nb:][nonnegative] = np.maximum(x0[nb:][nonnegative], 1e-9)
-    x, iterations, message = _levenberg_marquardt(residuals, jacobian, x0, lower,
-                                                  max_iterations)
+    with np.errstate(over='ignore', invalid='ignore'):  # a rejected trial step may overflow
+        x, iterations, message = _levenberg_marquardt(residuals, jacobian, x0, lower,
+                                                      max_iterations)
     theta, _ = unpack(x)
     data = float(max(theta @ A @ theta - 2.0 * b @ theta + c, 0.0))
     return PhysicalFit(theta, iterations, data, weight, message)

@@ -61,6 +61,14 @@ def _inertia_about_origin(mass, com, inertia_c):
     return inertia_c + mass * (float(com @ com) * np.eye(3) - np.outer(com, com))
 
 
+def parameters_of(mass, com, inertia):
+    """Return the ten parameters of one rigid piece: mass, centre of mass, inertia about it."""
+    m, c = float(mass), np.asarray(com, dtype=float)
+    I_o = _inertia_about_origin(m, c, np.asarray(inertia, dtype=float))
+    return np.array([m, m * c[0], m * c[1], m * c[2], I_o[0, 0], I_o[0, 1], I_o[1, 1],
+                     I_o[0, 2], I_o[1, 2], I_o[2, 2]])
+
+
 def inertial_parameters(model):
     """
     Return the standard inertial parameters of every body, shape ``(10 nbodies,)``.
@@ -72,13 +80,8 @@ def inertial_parameters(model):
     link welded to it (lumped by :func:`denoc_ros.load_urdf`), payloads included.
     """
     check_model(model)
-    pi = np.empty((model.nbodies, PARAMETERS_PER_BODY))
-    for i in range(model.nbodies):
-        m, c = float(model.mass[i]), model.com[i]
-        I_o = _inertia_about_origin(m, c, model.inertia[i])
-        pi[i] = (m, m * c[0], m * c[1], m * c[2], I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2],
-                 I_o[1, 2], I_o[2, 2])
-    return pi.reshape(-1)
+    return np.concatenate([parameters_of(model.mass[i], model.com[i], model.inertia[i])
+                           for i in range(model.nbodies)])
 
 
 def body_inertials(model, pi, check=True, what=None):

@@ -1,0 +1,177 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Identification from filtered samples to an identified model, as one function.
+
+:func:`identify` accumulates the normal equations of the full regressor chunk by chunk, reduces
+to the base parameters, fits them by (weighted) least squares, then fits the physically
+consistent standard parameters with the WLS weights, and validates both the nominal and the
+identified model on held-out samples. The torque error is reported per joint as RMS [N m or N]
+and as NRMSE, the RMS error over the range (max - min) of the measured effort of that joint;
+the overall NRMSE is the mean over the joints.
+"""
+
+from dataclasses import dataclass, field
+import time
+from typing import Dict, Optional, Tuple
+
+import numpy as np
+
+from .base import base_parameters, BaseParameters
+from .estimation import (least_squares, LeastSquaresFit, NormalEquations, PhysicalFit,
+                         physically_consistent, unexcited_joints)
+from .parameters import ParameterLayout, with_inertial_parameters
+from ..errors import DataError
+
+__all__ = ['identify', 'Identification', 'torque_errors', 'CHUNK']
+
+CHUNK = 20000
+"""States per regressor chunk: 20,000 x 7 x 84 doubles are 94 MB."""
+
+
+@dataclass
+class Identification:
+    """What :func:`identify` found, with the numbers a report shows."""
+
+    layout: ParameterLayout
+    base: BaseParameters
+    least_squares: LeastSquaresFit
+    physical: PhysicalFit
+    model: object                       # the identified RobotModel (friction included)
+    joint_terms: Dict[str, np.ndarray]  # identified joint coefficients by term
+    validation: dict
+    samples: int
+    timings: Dict[str, float] = field(default_factory=dict)
+    predictions: Optional[Tuple[np.ndarray, ...]] = None   # (time, measured, nominal, identified)
+
+
+def _chunks(samples, size):
+    for start in range(0, samples.q.shape[0], size):
+        stop = start + size
+        yield (samples.q[start:stop], samples.qd[start:stop], samples.qdd[start:stop],
+               samples.tau[start:stop])
+
+
+def predict_torques(layout, model, theta, samples, chunk=CHUNK):
+    """Return ``W theta`` over the samples (N, n), computed chunk by chunk."""
+    out = np.empty_like(samples.tau)
+    for start in range(0, samples.q.shape[0], chunk):
+        s = slice(start, start + chunk)
+        out[s] = layout.regressor(model, samples.q[s], samples.qd[s], samples.qdd[s]) @ theta
+    return out
+
+
+def torque_errors(measured, predicted, joint_names):
+    """Return per-joint RMS and NRMSE of ``predicted - measured`` and the overall NRMSE."""
+    error = predicted - measured
+    rms = np.sqrt(np.mean(error ** 2, axis=0))
+    span = np.ptp(measured, axis=0)
+    nrmse = np.where(span > 0.0, rms / np.where(span > 0.0, span, 1.0), np.inf)
+    return {'nrmse': float(np.mean(nrmse)),
+            'joints': {name: {'rms': float(r), 'nrmse': float(e)}
+                       for name, r, e in zip(joint_names, rms, nrmse)}}
+
+
+def identify(model, training, validation, joint_terms=(), progress=None, chunk=CHUNK,
+             keep_predictions=True):
+    """
+    Return the :class:`Identification` of ``model``'s parameters from filtered samples.
+
+    ``training`` and ``validation``: sequences of ``data.Samples`` (``q, qd, qdd, tau``, in
+    the model's joint order). ``joint_terms``: the joint columns to identify (friction,
+    offset, armature). ``progress(fraction, what)`` is called as the chunks go.
+    Raises DataError naming the joints the data leave unexcited.
+    """
+    timings = {}
+    layout = ParameterLayout.of(model, joint_terms)
+    t0 = time.perf_counter()
+    base = base_parameters(layout, model)
+    normal = NormalEquations(layout.n, layout.size)
+    total = sum(s.q.shape[0] for s in training)
+    if total == 0:
+        raise DataError('no training samples')
+    done = 0
+    regressor_time = 0.0
+    for samples in training:
+        for q, qd, qdd, tau in _chunks(samples, chunk):
+            t = time.perf_counter()
+            W = layout.regressor(model, q, qd, qdd)
+            regressor_time += time.perf_counter() - t
+            normal.add(W, tau)
+            done += q.shape[0]
+            if progress is not None:
+                progress(done / total, 'regressor')
+    timings['regressor'] = regressor_time
+    timings['normal equations'] = time.perf_counter() - t0 - regressor_time
+    t0 = time.perf_counter()
+    try:
+        fit = least_squares(normal, base)
+    except DataError:
+        joints, weak = unexcited_joints(normal, base, model.joint_names)
+        names = ', '.join(joints) if joints else ', '.join(weak[:6])
+        raise DataError(f'the data do not excite every base parameter (rank-deficient); '
+                        f'joints left unexcited: {names}') from None
+    if not np.isfinite(fit.condition) or fit.condition > 1e10:
+        joints, weak = unexcited_joints(normal, base, model.joint_names)
+        names = ', '.join(joints) if joints else ', '.join(weak[:6])
+        raise DataError(f'the data barely excite some base parameters (condition number '
+                        f'{fit.condition:.3g}); joints left unexcited: {names}')
+    weights = 1.0 / fit.joint_sigma if np.all(fit.joint_sigma > 0.0) else None
+    physical = physically_consistent(normal, layout, model, weights=weights)
+    inertial, terms = layout.split(physical.theta)
+    changes = {}
+    if 'viscous' in terms:
+        changes['damping'] = terms['viscous']
+    if 'coulomb' in terms:
+        changes['friction'] = terms['coulomb']
+    identified = with_inertial_parameters(model, inertial).replace(**changes)
+    timings['solve'] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    result = Identification(layout, base, fit, physical, identified, terms, {}, total, timings)
+    result.validation = validate(result, model, validation, keep_predictions)
+    timings['validation'] = time.perf_counter() - t0
+    return result
+
+
+def validate(result, model, validation, keep_predictions=True):
+    """Return the validation numbers of the nominal and the identified parameters."""
+    layout = result.layout
+    if not validation:
+        raise DataError('no validation samples')
+    measured = np.concatenate([s.tau for s in validation])
+    times = np.concatenate([s.time for s in validation])
+    nominal = np.concatenate([predict_torques(layout, model, layout.nominal, s)
+                              for s in validation])
+    identified = np.concatenate([predict_torques(layout, model, result.physical.theta, s)
+                                 for s in validation])
+    ols = np.zeros(layout.size)
+    ols[result.base.independent] = result.least_squares.beta
+    base_fit = np.concatenate([predict_torques(layout, model, ols, s) for s in validation])
+    names = model.joint_names
+    nominal_errors = torque_errors(measured, nominal, names)
+    identified_errors = torque_errors(measured, identified, names)
+    if keep_predictions:
+        result.predictions = (times, measured, nominal, identified)
+    return {
+        'samples': int(measured.shape[0]),
+        'nrmse_nominal': nominal_errors['nrmse'],
+        'nrmse_identified': identified_errors['nrmse'],
+        'nrmse_base_least_squares': torque_errors(measured, base_fit, names)['nrmse'],
+        'joints': {name: {'rms_nominal': nominal_errors['joints'][name]['rms'],
+                          'nrmse_nominal': nominal_errors['joints'][name]['nrmse'],
+                          'rms_identified': identified_errors['joints'][name]['rms'],
+                          'nrmse_identified': identified_errors['joints'][name]['nrmse']}
+                   for name in names},
+    }

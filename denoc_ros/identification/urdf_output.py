@@ -1,0 +1,120 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The identified URDF: the nominal description with identified inertials and joint friction.
+
+Each body's identified parameters go on the link its joint moves, as one ``<inertial>`` (mass,
+centre of mass at ``<origin xyz>``, ``rpy = 0``, inertia about the centre of mass in the link's
+axes). The links welded to it by fixed joints lose their ``<inertial>``: their share is in the
+body's numbers ("folded in"). Links lumped into the body only because their movable joint is
+off the identified chain (``--base-link``/``--tip-link``) keep their nominal inertial, and the
+body's link gets the identified total less theirs, so that the description still loads as a
+whole tree. Friction is written as ``<dynamics damping="F_v" friction="F_c"/>`` on each joint
+(``tau_f = damping qd + friction sign(qd)``). Everything else in the file is left as it was.
+Loading the result with the same base and tip links gives back the identified parameters.
+"""
+
+import numpy as np
+from lxml import etree
+
+from .parameters import body_inertials, parameters_of
+from ..errors import InputError
+from ..spatial import check_inertial, rotate_inertia
+from ..urdf import _link_inertial, _parse
+
+__all__ = ['identified_urdf']
+
+
+def _number(x):
+    return repr(float(x))
+
+
+def _fixed_path(tree_parent, link, body_link):
+    """Return True if ``link`` hangs from ``body_link`` through fixed joints only."""
+    while link != body_link:
+        joint = tree_parent.get(link)
+        if joint is None or joint.type != 'fixed':
+            return False
+        link = joint.parent
+    return True
+
+
+def _set_inertial(link_element, mass, com, inertia):
+    for old in link_element.findall('inertial'):
+        link_element.remove(old)
+    inertial = etree.Element('inertial')
+    etree.SubElement(inertial, 'origin', xyz=' '.join(_number(v) for v in com), rpy='0 0 0')
+    etree.SubElement(inertial, 'mass', value=_number(mass))
+    etree.SubElement(inertial, 'inertia', ixx=_number(inertia[0, 0]),
+                     ixy=_number(inertia[0, 1]), ixz=_number(inertia[0, 2]),
+                     iyy=_number(inertia[1, 1]), iyz=_number(inertia[1, 2]),
+                     izz=_number(inertia[2, 2]))
+    link_element.insert(0, inertial)
+
+
+def identified_urdf(text, model, inertial, viscous=None, coulomb=None):
+    """
+    Return the URDF text ``text`` with the identified parameters of ``model``'s bodies.
+
+    ``inertial``: (10 n,) physically consistent parameters (:func:`inertial_parameters`
+    layout); ``viscous``, ``coulomb``: (n,) friction coefficients, or None to leave the
+    joints' ``<dynamics>`` as they are. Raises InputError if a body's parameters are not
+    physical, or if they cannot hold the nominal inertials of the links locked off the chain.
+    """
+    robot = _parse(text)
+    root = etree.fromstring(text.encode('utf-8') if isinstance(text, str) else text,
+                            etree.XMLParser(remove_blank_text=False))
+    links = {link.get('name'): link for link in root.findall('link')}
+    joints = {joint.get('name'): joint for joint in root.findall('joint')}
+    parent_joint = {joint.child: joint for joint in robot.joints}
+    urdf_links = {link.name: link for link in robot.links}
+    inertial = np.asarray(inertial, dtype=float)
+    per_body = inertial.reshape(model.nbodies, 10).copy()
+    welded = {i: [] for i in range(model.nbodies)}
+    for frame in model.frames:
+        i = frame.body
+        if i < 0 or frame.name == model.link_names[i]:
+            continue
+        if _fixed_path(parent_joint, frame.name, model.link_names[i]):
+            welded[i].append(frame.name)
+            continue
+        # Locked off the chain: keep its nominal inertial, subtract it from the body's total.
+        piece = _link_inertial(urdf_links[frame.name])
+        if piece.mass == 0.0 and not np.any(piece.inertia):
+            continue
+        R, p = frame.rotation, frame.translation
+        per_body[i] -= parameters_of(piece.mass, R @ piece.com + p,
+                                     rotate_inertia(R, piece.inertia))
+    mass, com, inertia = body_inertials(
+        model, per_body.reshape(-1), check=True,
+        what='identified body {i} (link {link!r}) less the links locked off the chain')
+    for i, name in enumerate(model.link_names):
+        check_inertial(f'link {name!r}', mass[i], com[i], inertia[i])
+        if name not in links:
+            raise InputError(f'link {name!r} of the model is not in the URDF')
+        _set_inertial(links[name], mass[i], com[i], inertia[i])
+        for other in welded[i]:
+            for old in links[other].findall('inertial'):
+                links[other].remove(old)
+    for values, attribute in ((viscous, 'damping'), (coulomb, 'friction')):
+        if values is None:
+            continue
+        for name, value in zip(model.joint_names, values):
+            dynamics = joints[name].find('dynamics')
+            if dynamics is None:
+                dynamics = etree.SubElement(joints[name], 'dynamics', damping='0.0',
+                                            friction='0.0')
+            dynamics.set(attribute, _number(max(float(value), 0.0)))
+    return etree.tostring(root, encoding='unicode')

@@ -1,0 +1,213 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``denoc_identify``: an arm's inertial parameters and friction from recorded joint states.
+
+Bag in, corrected URDF out::
+
+    denoc_identify --urdf NOMINAL.urdf --data BAG [--data BAG ...] [--validate BAG ...]
+                   [--topic /joint_states] [--friction none|viscous|coulomb|viscous+coulomb]
+                   [--armature] [--offset] [--base-link L --tip-link L]
+                   --output-urdf OUT.urdf --report DIR
+
+BAG: a rosbag2 directory, a single ``.db3`` or ``.mcap`` file of sensor_msgs/JointState, a CSV
+or an NPZ file (:mod:`denoc_ros.identification.data`). Efforts are joint-side torques [N m] or
+forces [N]. Without ``--validate`` the last 20 % of each recording is held out for validation.
+Exit status 0 on success; bad data or arguments: one line on stderr and status 1 (2 for a
+usage error).
+"""
+
+import argparse
+import math
+import pathlib
+import sys
+import time
+
+from ..description import read_description
+from ..errors import DenocError
+from ..identification import data as recordings
+from ..identification.parameters import FRICTION_CHOICES
+from ..identification.pipeline import identify
+from ..identification.report import write_report
+from ..identification.urdf_output import identified_urdf
+from ..urdf import load_urdf
+
+PROG = 'denoc_identify'
+HOLD_OUT = 0.2
+
+
+class Progress:
+    """A one-line progress bar on stderr (redrawn in place on a terminal, else every 10 %)."""
+
+    def __init__(self, stream=sys.stderr, width=30):
+        self.stream, self.width = stream, width
+        self.tty = stream.isatty()
+        self.last = None
+
+    def __call__(self, fraction, what):
+        """Show ``fraction`` (0..1) of step ``what``."""
+        fraction = min(max(float(fraction), 0.0), 1.0)
+        if self.tty:
+            filled = int(round(self.width * fraction))
+            self.stream.write(f'\r{what:<28} [{"#" * filled}{"." * (self.width - filled)}] '
+                              f'{100 * fraction:5.1f} %')
+            if fraction >= 1.0:
+                self.stream.write('\n')
+            self.stream.flush()
+            return
+        step = int(10 * fraction)
+        if (what, step) != self.last:
+            self.last = (what, step)
+            self.stream.write(f'{what}: {10 * step} %\n')
+            self.stream.flush()
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog=PROG, description='Identify inertial parameters and joint friction from recorded '
+        'joint states (rosbag2, CSV or NPZ), and write the corrected URDF and a report.')
+    parser.add_argument('--urdf', required=True,
+                        help='nominal robot description: URDF or xacro file, or a bundled name')
+    parser.add_argument('--data', action='append', required=True, metavar='BAG',
+                        help='training recording (repeat for several)')
+    parser.add_argument('--validate', action='append', default=[], metavar='BAG',
+                        help='validation recording (default: the last 20 %% of each --data)')
+    parser.add_argument('--topic', default='/joint_states', help='JointState topic in bags')
+    parser.add_argument('--friction', choices=sorted(FRICTION_CHOICES),
+                        default='viscous+coulomb', help='joint friction to identify')
+    parser.add_argument('--armature', action='store_true',
+                        help='also identify each joint\'s reflected rotor inertia')
+    parser.add_argument('--offset', action='store_true',
+                        help='also identify a constant effort offset per joint')
+    parser.add_argument('--base-link', default=None, help='first link of the identified chain')
+    parser.add_argument('--tip-link', default=None, help='last link of the identified chain')
+    parser.add_argument('--cutoff', type=float, default=None,
+                        help='low-pass cut-off of the zero-phase filter [Hz]')
+    parser.add_argument('--filter-order', type=int, default=None,
+                        help='order of the Butterworth filter')
+    parser.add_argument('--decimate', type=int, default=None,
+                        help='keep every k-th filtered sample (default: automatic)')
+    parser.add_argument('--output-urdf', required=True, metavar='OUT.urdf',
+                        help='where to write the identified URDF')
+    parser.add_argument('--report', required=True, metavar='DIR',
+                        help='directory for report.json, plots and index.html')
+    parser.add_argument('--no-plots', action='store_true', help='skip the PNG plots')
+    return parser
+
+
+def _settings(args):
+    kwargs = {}
+    if args.cutoff is not None:
+        kwargs['cutoff'] = args.cutoff
+    if args.filter_order is not None:
+        kwargs['order'] = args.filter_order
+    if args.decimate is not None:
+        kwargs['decimate'] = args.decimate
+    return recordings.FilterSettings(**kwargs)
+
+
+def _split(samples, fraction):
+    """Return (first 1 - fraction, last fraction) of a Samples, by time."""
+    n = samples.q.shape[0]
+    cut = int(math.floor(n * (1.0 - fraction)))
+    if cut < 1 or cut >= n:
+        raise DenocError(f'{n} samples are too few to hold out {100 * fraction:.0f} % for '
+                         'validation; give --validate data')
+
+    def part(s):
+        return type(samples)(time=samples.time[s], q=samples.q[s], qd=samples.qd[s],
+                             qdd=samples.qdd[s], tau=samples.tau[s],
+                             joint_names=samples.joint_names, segments=samples.segments)
+    return part(slice(0, cut)), part(slice(cut, n))
+
+
+def run(args, stderr=sys.stderr):
+    """Identify as ``args`` say; return the report dict."""
+    timings = {}
+    progress = Progress(stderr)
+    text = read_description(args.urdf)
+    model = load_urdf(text, base_link=args.base_link, tip_link=args.tip_link)
+    settings = _settings(args)
+    terms = FRICTION_CHOICES[args.friction] + (('offset',) if args.offset else ()) \
+        + (('armature',) if args.armature else ())
+
+    def read(paths, what):
+        t0 = time.perf_counter()
+        out = []
+        for k, path in enumerate(paths):
+            def step(fraction, k=k, path=path):
+                progress((k + fraction) / len(paths), f'reading {what}')
+            out.append(recordings.read_recording(path, model.joint_names, topic=args.topic,
+                                                 progress=step))
+        timings[f'reading {what}'] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        prepared = [recordings.prepare_samples(r, settings) for r in out]
+        timings[f'filtering {what}'] = time.perf_counter() - t0
+        return prepared
+
+    training = read(args.data, 'training data')
+    if args.validate:
+        validation = read(args.validate, 'validation data')
+    else:
+        pairs = [_split(s, HOLD_OUT) for s in training]
+        training = [p[0] for p in pairs]
+        validation = [p[1] for p in pairs]
+    result = identify(model, training, validation, terms, progress=progress)
+    timings.update(result.timings)
+    t0 = time.perf_counter()
+    inertial, coefficients = result.layout.split(result.physical.theta)
+    out_text = identified_urdf(text, model, inertial, coefficients.get('viscous'),
+                               coefficients.get('coulomb'))
+    output = pathlib.Path(args.output_urdf)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(out_text)
+    timings['writing URDF'] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    sources = {'training': list(map(str, args.data)), 'validation': list(map(str, args.validate))
+               or 'last 20 % of each training recording', 'topic': args.topic}
+    config = {'friction': args.friction, 'armature': args.armature, 'offset': args.offset,
+              'filter': {k: getattr(settings, k) for k in settings.__dataclass_fields__},
+              'base_link': model.base_link, 'tip_link': model.tip_link}
+    report = write_report(args.report, result, model, sources, config, timings,
+                          plots=not args.no_plots)
+    timings['report'] = time.perf_counter() - t0
+    return report
+
+
+def main(argv=None):
+    """Run the command line; return the exit status."""
+    args = _parser().parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        report = run(args)
+    except (DenocError, OSError) as err:
+        message = ' '.join(str(err).split())
+        sys.stderr.write(f'{PROG}: error: {message}\n')
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write(f'{PROG}: interrupted\n')
+        return 130
+    v = report['validation']
+    base = report['base_parameters']
+    print(f'{PROG}: {base["count"]} base parameters, condition number '
+          f'{base["condition_number"]:.4g}; validation torque NRMSE: nominal '
+          f'{100 * v["nrmse_nominal"]:.2f} %, identified {100 * v["nrmse_identified"]:.2f} %')
+    print(f'{PROG}: wrote {args.output_urdf} and {pathlib.Path(args.report) / "index.html"} '
+          f'in {time.perf_counter() - t0:.1f} s')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,353 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The identification core against independent references.
+
+* The regressor against Pinocchio's ``computeJointTorqueRegressor`` (bundled arms, the
+  example-robot-data Panda tree with its fingers, a quadruped on a free flyer) and against our
+  inverse dynamics (``Y pi = tau``); the parameters against ``Inertia.toDynamicParameters``.
+* The joint columns against the friction model (``friction_torques``).
+* The base parameters: their count equals the numerical rank of Pinocchio's regressor stacked
+  over random states, and ``W_b beta = W pi`` on states the reduction never saw.
+* The log-Cholesky map: its Jacobian against central differences, and every value a physical
+  body (``check_inertial``).
+* The identified URDF loads back to the identified parameters.
+* The estimators on noise-free and noisy synthetic data from a perturbed "true" arm.
+"""
+
+import warnings
+
+from conftest import example_robot
+import denoc_ros as dr
+from denoc_ros.errors import DataError, InputError
+from denoc_ros.identification.base import base_parameters
+from denoc_ros.identification.estimation import (least_squares, log_cholesky, NormalEquations,
+                                                 parameters_from_log_cholesky,
+                                                 physically_consistent)
+from denoc_ros.identification.parameters import joint_columns, parameters_of, ParameterLayout
+from denoc_ros.identification.urdf_output import identified_urdf
+from denoc_ros.spatial import check_inertial
+import numpy as np
+import pytest
+
+pin = pytest.importorskip('pinocchio')
+
+BUNDLED = ('panda', 'ur5e')
+
+
+def bundled(name):
+    from denoc_ros.description import read_description
+    return read_description(name)
+
+
+def pinocchio_regressor_case(pm, model, q, v, a, joint_ids, iq, iv):
+    """Return Pinocchio's regressor in our row and column order."""
+    pq = np.empty(pm.nq)
+    pq[iq] = q
+    pv, pa = np.empty(pm.nv), np.empty(pm.nv)
+    pv[iv], pa[iv] = v, a
+    pd = pm.createData()
+    Y = pin.computeJointTorqueRegressor(pm, pd, pq, pv, pa)
+    cols = np.concatenate([np.arange(10 * (j - 1), 10 * j) for j in joint_ids])
+    return Y[np.ix_(iv, cols)]
+
+
+@pytest.mark.parametrize('name', BUNDLED)
+def test_regressor_matches_pinocchio_and_inverse_dynamics(name):
+    """Y equals Pinocchio's to 1e-12 relative, and Y pi equals our inverse dynamics."""
+    text = bundled(name)
+    model = dr.load_urdf(text, gravity=(0.3, -0.2, -9.81))
+    pm = pin.buildModelFromXML(text)
+    pm.gravity.linear = np.array([0.3, -0.2, -9.81])
+    ids = [pm.getJointId(j) for j in model.joint_names]
+    iq = [pm.joints[j].idx_q for j in ids]
+    rng = np.random.default_rng(3)
+    pi = dr.inertial_parameters(model)
+    reference_pi = np.concatenate([pm.inertias[j].toDynamicParameters() for j in ids])
+    assert np.allclose(pi, reference_pi, rtol=0, atol=1e-12 * np.abs(reference_pi).max())
+    for _ in range(5):
+        q, v, a = rng.uniform(-2, 2, (3, model.dof))
+        Y = dr.regressor(model, q, v, a)
+        ref = pinocchio_regressor_case(pm, model, q, v, a, ids, iq, iq)
+        assert Y.shape == (model.dof, 10 * model.dof)
+        assert np.abs(Y - ref).max() <= 1e-12 * np.abs(ref).max()
+        tau = dr.inverse_dynamics(model, q, v, a)
+        assert np.abs(Y @ pi - tau).max() <= 1e-12 * np.abs(tau).max()
+
+
+@pytest.mark.filterwarnings('ignore:joint .panda_finger_joint2. mimics')
+def test_regressor_tree_with_prismatic_fingers():
+    """The 9-DoF example-robot-data Panda (two prismatic fingers on a branch) against Pinocchio."""
+    path = example_robot('panda_description/urdf/panda.urdf')
+    model = dr.load_urdf(str(path))
+    pm = pin.buildModelFromUrdf(str(path))
+    ids = [pm.getJointId(j) for j in model.joint_names]
+    iq = [pm.joints[j].idx_q for j in ids]
+    rng = np.random.default_rng(4)
+    q, v, a = rng.uniform(-1, 1, (3, model.dof))
+    Y = dr.regressor(model, q, v, a)
+    ref = pinocchio_regressor_case(pm, model, q, v, a, ids, iq, iq)
+    assert np.abs(Y - ref).max() <= 1e-12 * np.abs(ref).max()
+
+
+def test_regressor_free_flyer():
+    """A quadruped on a free flyer: rows nv = 6 + n, 10 columns per body, base first."""
+    path = example_robot('solo_description/robots/solo12.urdf')
+    model = dr.load_urdf(str(path), floating_base=True)
+    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    ids = [1] + [pm.getJointId(j) for j in model.joint_names]
+    iq = np.r_[0:7, [pm.joints[j].idx_q for j in ids[1:]]].astype(int)
+    iv = np.r_[0:6, [pm.joints[j].idx_v for j in ids[1:]]].astype(int)
+    rng = np.random.default_rng(5)
+    quat = rng.normal(size=4)
+    q = np.concatenate((rng.normal(size=3), quat / np.linalg.norm(quat),
+                        rng.uniform(-1, 1, model.dof)))
+    v, a = rng.normal(size=(2, model.nv))
+    Y = dr.regressor(model, q, v, a)
+    assert Y.shape == (model.nv, 10 * model.nbodies)
+    ref = pinocchio_regressor_case(pm, model, q, v, a, ids, iq, iv)
+    assert np.abs(Y - ref).max() <= 1e-12 * np.abs(ref).max()
+    tau = dr.inverse_dynamics(model, q, v, a)
+    assert np.abs(Y @ dr.inertial_parameters(model) - tau).max() <= 1e-12 * np.abs(tau).max()
+
+
+def test_regressor_batch_and_errors():
+    """Batch axes broadcast like inverse dynamics; bad input names the argument."""
+    model = dr.load_urdf(bundled('ur5e'))
+    rng = np.random.default_rng(6)
+    q = rng.normal(size=(4, 3, 6))
+    qd = rng.normal(size=(3, 6))
+    qdd = rng.normal(size=6)
+    Y = dr.regressor(model, q, qd, qdd)
+    assert Y.shape == (4, 3, 6, 60)
+    assert np.allclose(Y[2, 1], dr.regressor(model, q[2, 1], qd[1], qdd), rtol=0, atol=1e-13)
+    with pytest.raises(InputError, match='qd'):
+        dr.regressor(model, q[0, 0], np.zeros(5), qdd)
+    with pytest.raises(InputError, match='finite'):
+        dr.regressor(model, q[0, 0], qd[0], np.full(6, np.nan))
+
+
+def test_with_inertial_parameters_round_trip_and_checks():
+    """Parameters -> model -> parameters is the identity; unphysical bodies are named."""
+    model = dr.load_urdf(bundled('panda'))
+    pi = dr.inertial_parameters(model) * 1.3
+    changed = dr.with_inertial_parameters(model, pi)
+    assert np.allclose(dr.inertial_parameters(changed), pi, rtol=1e-13, atol=1e-15)
+    assert np.allclose(changed.mass, model.mass * 1.3)
+    assert np.allclose(changed.com, model.com)
+    bad = pi.copy()
+    bad[10 * 3] = -1.0
+    with pytest.raises(InputError, match='panda_link4'):
+        dr.with_inertial_parameters(model, bad)
+    bad = pi.copy()
+    bad[10 * 2 + 4] = -5.0  # Ixx of body 2 far negative: not positive semi-definite
+    with pytest.raises(InputError, match='panda_link3'):
+        dr.with_inertial_parameters(model, bad)
+    loose = dr.with_inertial_parameters(model, bad, check=False)  # accepted without the check
+    q = np.linspace(-1, 1, 7)
+    assert np.allclose(dr.inverse_dynamics(loose, q, q, q), dr.regressor(model, q, q, q) @ bad)
+    with pytest.raises(InputError, match='length 3'):
+        dr.with_inertial_parameters(model, [1.0, 2.0, 3.0])
+
+
+def test_joint_columns_match_the_friction_model():
+    """[Y | viscous, Coulomb, armature] theta = ID + friction_torques + I_a qdd."""
+    model = dr.load_urdf(bundled('ur5e')).replace(damping=np.linspace(0.1, 0.6, 6),
+                                                    friction=np.linspace(1.0, 2.0, 6))
+    layout = ParameterLayout.of(model, ('viscous', 'coulomb', 'armature'))
+    assert layout.size == 60 + 18
+    assert layout.names[60] == f'{model.joint_names[0]}.viscous'
+    rng = np.random.default_rng(7)
+    q, qd, qdd = rng.normal(size=(3, 10, 6))
+    theta = np.array(layout.nominal)
+    theta[-6:] = np.linspace(0.01, 0.06, 6)  # armature
+    tau = layout.regressor(model, q, qd, qdd) @ theta
+    expected = (dr.inverse_dynamics(model, q, qd, qdd) + dr.friction_torques(model, qd)
+                + theta[-6:] * qdd)
+    assert np.allclose(tau, expected, rtol=1e-12, atol=1e-12)
+    exact = joint_columns(model, qd, qdd, ('coulomb',), smoothing=0.0)
+    assert np.array_equal(np.diagonal(exact, axis1=-2, axis2=-1), np.sign(qd))
+    with pytest.raises(InputError, match='unknown joint terms'):
+        ParameterLayout.of(model, ('stiction',))
+
+
+@pytest.mark.parametrize('name', BUNDLED)
+def test_base_parameters_rank_and_reproduction(name):
+    """The count is the rank of Pinocchio's stacked regressor; W_b beta = W pi on new states."""
+    text = bundled(name)
+    model = dr.load_urdf(text)
+    layout = ParameterLayout.of(model, ('viscous', 'coulomb'))
+    base = base_parameters(layout, model)
+    pm = pin.buildModelFromXML(text)
+    pd = pm.createData()
+    rng = np.random.default_rng(8)
+    stacked = np.vstack([pin.computeJointTorqueRegressor(pm, pd, *rng.uniform(-2, 2, (3, pm.nv)))
+                         for _ in range(60)])
+    rank_inertial = np.linalg.matrix_rank(stacked, tol=1e-9 * np.abs(stacked).max())
+    assert base.rank == rank_inertial + 2 * model.dof  # friction columns are all independent
+    q, qd, qdd = rng.uniform(-2, 2, (3, 50, model.dof))
+    W = layout.regressor(model, q, qd, qdd)
+    theta = layout.nominal * rng.uniform(0.5, 1.5, layout.size)  # any parameters
+    assert np.allclose(base.columns(W) @ base(theta), W @ theta, rtol=1e-9,
+                       atol=1e-9 * np.abs(W @ theta).max())
+    # Readable relations: each starts with its own parameter, and the texts parse as sums.
+    for k in range(base.rank):
+        assert base.relation_text(k).startswith(base.names[base.independent[k]])
+    assert f'{model.link_names[0]}.m' in base.unidentifiable()
+
+
+def test_log_cholesky_jacobian_and_physical_values():
+    """Central differences confirm the Jacobian; random coordinates always give real bodies."""
+    rng = np.random.default_rng(9)
+    for _ in range(20):
+        x = rng.normal(size=10)
+        x[:4] = rng.uniform(-3, 1, 4)
+        p, jac = parameters_from_log_cholesky(x)
+        numeric = np.empty((10, 10))
+        for k in range(10):
+            e = np.zeros(10)
+            e[k] = 1e-6
+            numeric[:, k] = (parameters_from_log_cholesky(x + e)[0]
+                             - parameters_from_log_cholesky(x - e)[0]) / 2e-6
+        assert np.allclose(jac, numeric, rtol=1e-6, atol=1e-8 * np.abs(jac).max())
+        mass, h = p[0], p[1:4]
+        com = h / mass
+        inertia_o = np.array([[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]])
+        inertia_c = inertia_o - mass * (com @ com * np.eye(3) - np.outer(com, com))
+        check_inertial('random body', mass, com, inertia_c, rtol=1e-9)
+        assert mass > 0.0
+    model = dr.load_urdf(bundled('panda'))
+    pi = dr.inertial_parameters(model)
+    for i in range(model.dof):
+        back, _ = parameters_from_log_cholesky(log_cholesky(pi[10 * i:10 * i + 10]))
+        assert np.allclose(back, pi[10 * i:10 * i + 10], rtol=1e-6, atol=1e-9)
+
+
+def test_identified_urdf_loads_back():
+    """Identified inertials and friction written into the URDF are what loading it gives."""
+    text = bundled('panda')
+    model = dr.load_urdf(text)
+    rng = np.random.default_rng(10)
+    pi = np.concatenate([parameters_of(m * rng.uniform(0.8, 1.2), c + rng.normal(0, 0.01, 3),
+                                       I * rng.uniform(0.8, 1.2))
+                         for m, c, I in zip(model.mass, model.com, model.inertia)])
+    viscous, coulomb = rng.uniform(0, 1, 7), rng.uniform(0, 2, 7)
+    out = identified_urdf(text, model, pi, viscous, coulomb)
+    back = dr.load_urdf(out)
+    assert np.allclose(dr.inertial_parameters(back), pi, rtol=1e-12, atol=1e-15)
+    assert np.allclose(back.damping, viscous) and np.allclose(back.friction, coulomb)
+    assert back.joint_names == model.joint_names
+
+
+@pytest.mark.filterwarnings('ignore:joint .panda_finger_joint2. mimics')
+def test_identified_urdf_with_links_locked_off_the_chain():
+    """Finger links locked off the chain keep their inertials; the whole tree still loads."""
+    path = example_robot('panda_description/urdf/panda.urdf')
+    text = path.read_text()
+    chain = dr.load_urdf(text, base_link='panda_link0', tip_link='panda_link8')
+    pi = dr.inertial_parameters(chain)
+    pi[-10:] *= 1.05  # the last body (link 7, hand and fingers lumped)
+    out = identified_urdf(text, chain, pi)
+    back = dr.load_urdf(out, base_link='panda_link0', tip_link='panda_link8')
+    assert np.allclose(dr.inertial_parameters(back), pi, rtol=1e-9, atol=1e-12)
+    tree = dr.load_urdf(out)  # the fingers still move mass
+    assert tree.dof == 9
+
+
+def synthetic(model, true, layout_true, rng, samples=6000, noise=0.0):
+    """Return (q, qd, qdd, tau) of a 5-harmonic motion with the true arm's efforts."""
+    n = model.dof
+    t = np.linspace(0.0, 30.0, samples)
+    w = 2 * np.pi * 0.1 * np.arange(1, 6)
+    a, b = rng.uniform(-0.3, 0.3, (2, n, 5))
+    q = (a[None] * np.sin(w * t[:, None, None]) + b[None] * np.cos(w * t[:, None, None])).sum(-1)
+    qd = (w * (a[None] * np.cos(w * t[:, None, None])
+               - b[None] * np.sin(w * t[:, None, None]))).sum(-1)
+    qdd = -(w ** 2 * (a[None] * np.sin(w * t[:, None, None])
+                      + b[None] * np.cos(w * t[:, None, None]))).sum(-1)
+    tau = layout_true.regressor(true, q, qd, qdd) @ layout_true.nominal
+    return q, qd, qdd, tau + rng.normal(scale=noise, size=tau.shape)
+
+
+def perturbed(model, rng):
+    """Return a 'true' arm: masses, centres of mass, inertias and friction off the nominal."""
+    return model.replace(mass=model.mass * rng.uniform(0.8, 1.25, model.dof),
+                         com=model.com + rng.normal(scale=0.02, size=model.com.shape),
+                         inertia=model.inertia * rng.uniform(0.7, 1.4, (model.dof, 1, 1)),
+                         damping=rng.uniform(0.1, 1.0, model.dof),
+                         friction=rng.uniform(0.2, 2.0, model.dof))
+
+
+def test_estimators_recover_the_true_base_parameters():
+    """Noise-free: OLS gives the true base parameters; the physical fit reproduces tau."""
+    model = dr.load_urdf(bundled('panda'))
+    rng = np.random.default_rng(11)
+    true = perturbed(model, rng)
+    terms = ('viscous', 'coulomb')
+    layout = ParameterLayout.of(model, terms)
+    base = base_parameters(layout, model)
+    q, qd, qdd, tau = synthetic(model, true, ParameterLayout.of(true, terms), rng)
+    normal = NormalEquations(model.dof, layout.size)
+    for s in range(0, q.shape[0], 1000):  # chunk by chunk
+        normal.add(layout.regressor(model, q[s:s + 1000], qd[s:s + 1000], qdd[s:s + 1000]),
+                   tau[s:s + 1000])
+    truth = base(ParameterLayout.of(true, terms).nominal)
+    fit = least_squares(normal, base, weighted=False)
+    assert np.allclose(fit.beta, truth, rtol=1e-6, atol=1e-7 * np.abs(truth).max())
+    physical = physically_consistent(normal, layout, model)
+    assert physical.message == 'converged'
+    predicted = layout.regressor(model, q, qd, qdd) @ physical.theta
+    assert np.sqrt(np.mean((predicted - tau) ** 2)) < 1e-3 * np.ptp(tau)
+    inertial, joints = layout.split(physical.theta)
+    dr.with_inertial_parameters(model, inertial)  # physical: no error
+    assert np.all(joints['viscous'] >= 0.0) and np.all(joints['coulomb'] >= 0.0)
+    # Coulomb levels within 3 %: the weak prior shares the viscous/Coulomb direction a little.
+    assert np.allclose(joints['coulomb'], true.friction, rtol=0.03)
+
+
+def test_weighted_fit_reports_spread_and_condition():
+    """With noise: sigma % grows with the noise, WLS weights the noisier joint down."""
+    model = dr.load_urdf(bundled('ur5e'))
+    rng = np.random.default_rng(12)
+    true = perturbed(model, rng)
+    terms = ('viscous', 'coulomb')
+    layout = ParameterLayout.of(model, terms)
+    base = base_parameters(layout, model)
+    q, qd, qdd, tau = synthetic(model, true, ParameterLayout.of(true, terms), rng, noise=0.05)
+    tau[:, 0] += rng.normal(scale=0.5, size=tau.shape[0])  # joint 1 much noisier
+    normal = NormalEquations(model.dof, layout.size)
+    normal.add(layout.regressor(model, q, qd, qdd), tau)
+    fit = least_squares(normal, base)
+    assert fit.weighted
+    assert 1.0 < fit.condition < 1e6
+    assert fit.joint_sigma[0] > 5 * fit.joint_sigma[1]
+    assert np.all(np.isfinite(fit.sigma_percent))
+    assert np.median(fit.sigma_percent) < 10.0
+
+
+def test_rank_deficient_data_are_refused():
+    """A joint that never moves leaves base parameters unexcited: DataError."""
+    model = dr.load_urdf(bundled('ur5e'))
+    layout = ParameterLayout.of(model, ('viscous',))
+    base = base_parameters(layout, model)
+    rng = np.random.default_rng(13)
+    q, qd, qdd, tau = synthetic(model, model, layout, rng, samples=2000)
+    q[:, 5] = qd[:, 5] = qdd[:, 5] = 0.0  # the wrist's last joint held still
+    normal = NormalEquations(model.dof, layout.size)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        normal.add(layout.regressor(model, q, qd, qdd), tau)
+    with pytest.raises(DataError, match='rank-deficient'):
+        least_squares(normal, base)
