@@ -483,3 +483,120 @@ def test_drain_limit_answers_a_backlog_in_one_callback(make_node, limit):
     stamps = [m.header.stamp.sec for m in h.received['feedforward'][-queued:]]
     assert stamps == list(range(100, 100 + queued))
     assert h.node.stats.received - before_in == queued
+
+
+# -- joint friction ------------------------------------------------------------------------------
+DAMPING = {'shoulder': 0.3, 'elbow': 0.05}     # viscous [N m s/rad], written into the URDF below
+COULOMB = {'shoulder': 0.7, 'elbow': 1.25}     # Coulomb level [N m]
+SMOOTHING = 1e-3                               # the library's tanh velocity scale [rad/s]
+
+
+def rubbing_arm(scale=1.0):
+    """Return the URDF of a two-link arm with joint <dynamics>, coefficients times ``scale``."""
+    def joint(name, parent, child, xyz, axis):
+        return (f'<joint name="{name}" type="continuous"><parent link="{parent}"/>'
+                f'<child link="{child}"/><origin xyz="{xyz}"/><axis xyz="{axis}"/>'
+                f'<dynamics damping="{scale * DAMPING[name]}" '
+                f'friction="{scale * COULOMB[name]}"/></joint>')
+
+    def link(name, mass, com):
+        return (f'<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/>'
+                '<inertia ixx="0.02" ixy="0" ixz="0" iyy="0.15" iyz="0" izz="0.15"/>'
+                '</inertial></link>')
+    return ('<robot name="rubbing_arm"><link name="base"/>' + link('upper', 2.0, '0.4 0 0')
+            + link('fore', 1.2, '0.3 0 0')
+            + joint('shoulder', 'base', 'upper', '0 0 0.5', '0 1 0')
+            + joint('elbow', 'upper', 'fore', '0.8 0 0', '0 1 0') + '</robot>')
+
+
+def expected_friction(qd, scale=1.0):
+    """Return v qd + c tanh(qd / v_s) from the coefficients this file wrote into the URDF."""
+    v = scale * np.array([DAMPING['shoulder'], DAMPING['elbow']])
+    c = scale * np.array([COULOMB['shoulder'], COULOMB['elbow']])
+    return v * np.asarray(qd) + c * np.tanh(np.asarray(qd) / SMOOTHING)
+
+
+def diagnostics_value(h, key):
+    """Return the value of ``key`` in the latest /diagnostics message that arrives from now."""
+    before = h.count('diagnostics')
+    assert h.spin_until(lambda: h.count('diagnostics') > before)
+    return {kv.key: kv.value for kv in h.received['diagnostics'][-1].status[0].values}[key]
+
+
+def test_friction_adds_urdf_friction_to_the_feedforward(make_node):
+    """With friction on, feedforward and effort_command gain v qd + c tanh(qd/v_s); terms not."""
+    h = make_node(robot_description=rubbing_arm(), friction=True, diagnostics_period=0.1,
+                  command_joints=['elbow', 'shoulder'])
+    h.connect()
+    assert diagnostics_value(h, 'friction') == 'on (viscous+Coulomb from the URDF)'
+    names = ['elbow', 'shoulder']       # joint states in another order than the model's
+    q, qd = np.array([0.4, -0.9]), np.array([-0.0007, 0.0021])  # tanh far from saturation
+    expect = TERMS + ('command',)
+    on = h.send(names, q[::-1], qd[::-1], expect=expect)
+    assert h.node.set_parameters([Parameter('friction', value=False)])[0].successful
+    off = h.send(names, q[::-1], qd[::-1], expect=expect)
+    tau_f = expected_friction(qd)
+    assert np.all(np.abs(tau_f) > 0.1)
+    np.testing.assert_allclose(np.subtract(on['feedforward'].effort, off['feedforward'].effort),
+                               tau_f, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.subtract(on['command'].data, off['command'].data),
+                               tau_f[::-1], rtol=1e-12, atol=1e-12)
+    for term in ('gravity', 'coriolis', 'inertia'):   # pure rigid-body terms either way
+        np.testing.assert_array_equal(on[term].effort, off[term].effort)
+    model = dr.load_urdf(rubbing_arm())
+    np.testing.assert_allclose(off['feedforward'].effort,
+                               dr.inverse_dynamics(model, q, qd, np.zeros(2)), **TOL)
+    assert diagnostics_value(h, 'friction') == 'off'
+
+    # the library's friction model, and back on at run time
+    np.testing.assert_allclose(dr.friction_torques(model, qd), tau_f, rtol=1e-12, atol=1e-15)
+    assert h.node.set_parameters([Parameter('friction', value=True)])[0].successful
+    again = h.send(names, q[::-1], qd[::-1])
+    np.testing.assert_array_equal(again['feedforward'].effort, on['feedforward'].effort)
+    assert diagnostics_value(h, 'friction').startswith('on')
+
+
+def test_friction_follows_the_feedforward_state(make_node):
+    """With a reference: friction at qd_d in 'desired' mode, at the measured qd in 'measured'."""
+    h = make_node(robot_description=rubbing_arm(), friction=True, reference_timeout=0.0)
+    h.connect()
+    model = dr.load_urdf(rubbing_arm())
+    q, qd = np.array([0.2, 0.5]), np.array([0.0012, -0.3])
+    q_d, qd_d, qdd_d = np.array([0.25, 0.45]), np.array([-0.0004, 0.8]), np.array([1.5, -2.0])
+    ref = JointTrajectory(joint_names=list(model.joint_names), points=[JointTrajectoryPoint(
+        positions=list(q_d), velocities=list(qd_d), accelerations=list(qdd_d))])
+    h.reference_pub.publish(ref)
+    assert h.spin_until(lambda: h.node._active_reference() is not None)
+    tol = {'rtol': 1e-10, 'atol': 1e-10}
+    out = h.send(model.joint_names, q, qd)
+    np.testing.assert_allclose(out['feedforward'].effort,
+                               dr.inverse_dynamics(model, q_d, qd_d, qdd_d)
+                               + expected_friction(qd_d), **tol)
+    assert h.node.set_parameters([Parameter('feedforward_state', value='measured')])[0].successful
+    out = h.send(model.joint_names, q, qd)
+    rigid = sum(np.asarray(out[t].effort) for t in ('gravity', 'coriolis', 'inertia'))
+    np.testing.assert_allclose(np.asarray(out['feedforward'].effort) - rigid,
+                               expected_friction(qd), **tol)
+
+
+def test_friction_in_the_prediction_and_after_a_model_swap(make_node):
+    """The prediction subtracts friction from the measured efforts; a new URDF brings its own."""
+    h = make_node(friction=True, prediction_horizon=0.0)
+    h.description_pub.publish(String(data=rubbing_arm()))
+    assert h.spin_until(lambda: h.node.model is not None)
+    h.connect()
+    model = dr.load_urdf(rubbing_arm())
+    q, qd, effort = np.array([0.3, -0.2]), np.array([0.0009, -0.0015]), np.array([5.0, -1.0])
+    out = h.send(model.joint_names, q, qd, effort, expect=('prediction', 'feedforward'))
+    (point,) = out['prediction'].points
+    np.testing.assert_allclose(point.accelerations, dr.forward_dynamics(
+        model, q, qd, effort - expected_friction(qd)), rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(point.effort, effort)  # the input, as measured
+
+    h.description_pub.publish(String(data=rubbing_arm(scale=3.0)))
+    assert h.spin_until(lambda: h.node._friction is not None
+                        and h.node._friction.viscous[0] == pytest.approx(0.9))
+    out = h.send(model.joint_names, q, qd)
+    rigid = sum(np.asarray(out[t].effort) for t in ('gravity', 'coriolis', 'inertia'))
+    np.testing.assert_allclose(np.asarray(out['feedforward'].effort) - rigid,
+                               expected_friction(qd, scale=3.0), rtol=1e-10, atol=1e-10)

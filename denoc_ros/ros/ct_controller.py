@@ -31,17 +31,38 @@ velocity = qd_d - qd) shows how well it tracks.
 
 ``mass_scale`` multiplies every mass and inertia of the controller's model, to study a wrong
 model (1.1 = 10 % too heavy).
+
+``trajectory_file``: a YAML file holding one JointTrajectory in the form ``ros2 topic pub``
+accepts (what ``denoc_excitation --output`` writes)::
+
+    joint_names: [joint1, joint2]
+    points:
+      - {positions: [0.0, 0.1], velocities: [0.0, 0.0], time_from_start: {sec: 0, nanosec: 0}}
+      - {positions: [0.2, 0.3], velocities: [0.1, 0.0], time_from_start: {sec: 1, nanosec: 0}}
+
+(``accelerations`` and ``effort`` per point and ``header`` optional). It is loaded at start-up
+and whenever the parameter is set at run time (a bad file is then rejected with the reason; an
+empty name leaves the trajectory being played alone), and played exactly like a trajectory
+arriving on ``~/reference`` stamped 0: from the next joint state on, whatever its header says.
+``loop``: after the last point the trajectory (from the file or the topic) starts again from
+its time 0, a whole number of durations after its start, instead of holding the last point;
+meant for periodic trajectories such as excitation trajectories (a warning says by how much one
+that does not end where it starts jumps at each restart). Both can change at run time; the
+other parameters are read at start-up.
 """
 
+import math
 import sys
 
 import numpy as np
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
-from trajectory_msgs.msg import JointTrajectory
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+import yaml
 
 from ._main import spin_node
 from .conversions import JointMap
@@ -50,6 +71,109 @@ from ..description import read_description
 from ..errors import DenocError, InputError
 from ..feedforward import computed_torque
 from ..urdf import load_urdf
+
+
+POINT_FIELDS = ('positions', 'velocities', 'accelerations', 'effort')
+LOOP_TOLERANCE = 1e-6   # [rad or m, per s]: a looped trajectory ending further off jumps
+
+
+def _mapping(data, where, fields):
+    """Return ``data`` if it is a mapping whose keys are all in ``fields``; else InputError."""
+    if not isinstance(data, dict):
+        raise InputError(f'{where} must be a mapping, got {type(data).__name__} {data!r:.40}')
+    unknown = [k for k in data if k not in fields]
+    if unknown:
+        raise InputError(f'{where} has no field {unknown[0]!r} (it has {", ".join(fields)})')
+    return data
+
+
+def _integer(value, where, low, high):
+    """Return ``value`` if it is an integer in [low, high]; else InputError."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InputError(f'{where} must be an integer in [{low}, {high}], got {value!r}')
+    return value
+
+
+def _time(data, where, msg):
+    """Fill ``msg`` (a builtin_interfaces Time or Duration) from ``{sec: , nanosec: }``."""
+    _mapping(data, where, ('sec', 'nanosec'))
+    msg.sec = _integer(data.get('sec', 0), f'{where}.sec', -2 ** 31, 2 ** 31 - 1)
+    msg.nanosec = _integer(data.get('nanosec', 0), f'{where}.nanosec', 0, 2 ** 32 - 1)
+
+
+def _numbers(values, where, n):
+    """Return ``values`` as a list of ``n`` finite floats; else InputError."""
+    if not isinstance(values, list) or any(
+            isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
+        raise InputError(f'{where} must be a list of numbers, got {values!r:.60}')
+    if len(values) != n:
+        raise InputError(f'{where} has {len(values)} values; joint_names has {n}')
+    out = [float(v) for v in values]
+    if not all(math.isfinite(v) for v in out):
+        raise InputError(f'{where} contains NaN or inf')
+    return out
+
+
+def joint_trajectory_from_dict(data):
+    """Return the JointTrajectory of a mapping in ``ros2 topic pub`` form; else InputError."""
+    _mapping(data, 'the file', ('header', 'joint_names', 'points'))
+    msg = JointTrajectory()
+    if data.get('header') is not None:
+        header = _mapping(data['header'], 'header', ('stamp', 'frame_id'))
+        _time(header.get('stamp') or {}, 'header.stamp', msg.header.stamp)
+        msg.header.frame_id = str(header.get('frame_id') or '')
+    names = data.get('joint_names')
+    if not isinstance(names, list) or not names or not all(isinstance(j, str) for j in names):
+        raise InputError(f'joint_names must be a non-empty list of names, got {names!r:.60}')
+    twice = sorted({j for j in names if names.count(j) > 1})
+    if twice:
+        raise InputError(f'joint_names lists {", ".join(twice)} twice')
+    msg.joint_names = names
+    points = data.get('points')
+    if not isinstance(points, list) or not points:
+        raise InputError(f'points must be a non-empty list, got {points!r:.60}')
+    for k, item in enumerate(points):
+        where = f'points[{k}]'
+        _mapping(item, where, POINT_FIELDS + ('time_from_start',))
+        point = JointTrajectoryPoint()
+        for field in POINT_FIELDS:
+            values = item.get(field) or []
+            if values or field == 'positions':
+                setattr(point, field, _numbers(values, f'{where}.{field}', len(names)))
+        _time(item.get('time_from_start') or {}, f'{where}.time_from_start',
+              point.time_from_start)
+        msg.points.append(point)
+    for field in ('velocities', 'accelerations'):  # the sampler needs whole columns
+        given = [bool(len(getattr(p, field))) for p in msg.points]
+        if any(given) and not all(given):
+            raise InputError(f'points[{given.index(False)}] has no {field}, other points have: '
+                             'give them in every point or in none')
+    return msg
+
+
+def load_trajectory_yaml(path):
+    """
+    Return the trajectory_msgs/JointTrajectory a YAML file holds (``ros2 topic pub``'s form).
+
+    Keys ``joint_names``, ``points`` (each: ``positions``, optional ``velocities``,
+    ``accelerations``, ``effort``, ``time_from_start: {sec: , nanosec: }``) and an optional
+    ``header``. A file that cannot be read or holds anything else raises InputError, one line
+    naming the file and the field at fault.
+    """
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f)
+    except OSError as err:
+        raise InputError(f'trajectory file {path}: {err.strerror or err}') from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, 'problem_mark', None)
+        where = f' at line {mark.line + 1}' if mark is not None else ''
+        problem = getattr(err, 'problem', None) or str(err).splitlines()[0]
+        raise InputError(f'trajectory file {path}: not YAML{where}: {problem}') from None
+    try:
+        return joint_trajectory_from_dict(data)
+    except InputError as err:
+        raise InputError(f'trajectory file {path}: {err}') from None
 
 
 def _gains(name, values, n):
@@ -74,6 +198,8 @@ class ComputedTorqueController(Node):
         self.declare_parameter('kd', [40.0])
         self.declare_parameter('mass_scale', 1.0)
         self.declare_parameter('joints', Parameter.Type.STRING_ARRAY)
+        self.declare_parameter('trajectory_file', '')
+        self.declare_parameter('loop', False)
         get = self._value
         xml = get('robot_description') or read_description(get('urdf_path'))
         model = load_urdf(xml, gravity=get('gravity'))
@@ -95,34 +221,93 @@ class ComputedTorqueController(Node):
         self._sampler = None
         self._start = None          # trajectory start time [s], None: at the next joint state
         self._hold = None           # positions held without a trajectory
+        self._loop = bool(get('loop'))
+        if get('trajectory_file'):
+            self._play_file(get('trajectory_file'))
         self._command_pub = self.create_publisher(Float64MultiArray, '~/commands', 10)
         self._error_pub = self.create_publisher(JointState, '~/tracking_error', 10)
         self.create_subscription(JointState, 'joint_states', self.joint_state_callback, 100)
         self.create_subscription(JointTrajectory, '~/reference', self.reference_callback, 10)
+        self.add_on_set_parameters_callback(self.parameters_callback)
 
     def _value(self, name):
         return self.get_parameter_or(name, Parameter(name)).value
 
+    def _sampler_of(self, msg):
+        """Return a TrajectorySampler over a trajectory message's points, in model joint order."""
+        missing = [j for j in self.model.joint_names if j not in msg.joint_names]
+        if missing:
+            raise InputError('trajectory lacks joint(s) ' + ', '.join(missing))
+        index = self._joint_map.indices(msg.joint_names)
+        times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points]
+
+        def table(field):
+            rows = [getattr(p, field) for p in msg.points]
+            if all(len(r) == 0 for r in rows):
+                return None
+            return np.asarray(rows, dtype=float)[:, index]
+        return TrajectorySampler(times, table('positions'), table('velocities'),
+                                 table('accelerations'))
+
+    def _track(self, sampler, stamp, source=''):
+        """Track ``sampler`` from ``stamp`` [s] (0: from the next joint state on)."""
+        self._sampler = sampler
+        self._start = stamp if stamp > 0 else None
+        self.get_logger().info(f'trajectory of {len(sampler.times)} points, '
+                               f'{sampler.duration:.2f} s{source}')
+        self._check_loop()
+
+    def _play_file(self, path, sampler=None):
+        """Play the trajectory of a YAML file as a reference stamped 0; InputError if unusable."""
+        if sampler is None:
+            sampler = self._file_sampler(path)
+        self._track(sampler, 0.0, f' from {path}')
+
+    def _file_sampler(self, path):
+        """Return the sampler of a trajectory file; InputError naming the file if unusable."""
+        msg = load_trajectory_yaml(path)
+        try:
+            return self._sampler_of(msg)
+        except ValueError as err:  # InputError (missing joints, times), ragged rows
+            raise InputError(f'trajectory file {path}: {err}') from None
+
+    def _check_loop(self):
+        """Warn when a looped trajectory does not end in the state it starts from."""
+        sampler = self._sampler
+        if not self._loop or sampler is None or sampler.duration <= 0.0:
+            return
+        gap = float(np.abs(sampler.positions[-1] - sampler.positions[0]).max())
+        if sampler.velocities is not None:
+            gap = max(gap, float(np.abs(sampler.velocities[-1] - sampler.velocities[0]).max()))
+        if gap > LOOP_TOLERANCE:
+            self.get_logger().warning(f'loop: the trajectory ends {gap:.3g} (rad, rad/s) away '
+                                      'from its start: each restart jumps by that much')
+
+    def parameters_callback(self, parameters):
+        """Load a new ``trajectory_file`` (rejected with the reason if unusable); set ``loop``."""
+        new = {p.name: p.value for p in parameters}
+        sampler = None
+        if new.get('trajectory_file'):
+            try:
+                sampler = self._file_sampler(new['trajectory_file'])
+            except DenocError as err:
+                return SetParametersResult(successful=False, reason=str(err))
+        if 'loop' in new:
+            self._loop = bool(new['loop'])
+        if sampler is not None:
+            self._play_file(new['trajectory_file'], sampler)
+        elif 'loop' in new:
+            self._check_loop()
+        return SetParametersResult(successful=True)
+
     def reference_callback(self, msg):
         """Take a new trajectory (replacing the current one)."""
         try:
-            index = self._joint_map.indices(msg.joint_names)
-            times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points]
-
-            def table(field):
-                rows = [getattr(p, field) for p in msg.points]
-                if all(len(r) == 0 for r in rows):
-                    return None
-                return np.asarray(rows, dtype=float)[:, index]
-            self._sampler = TrajectorySampler(times, table('positions'), table('velocities'),
-                                              table('accelerations'))
+            sampler = self._sampler_of(msg)
         except (DenocError, ValueError) as err:
             self.get_logger().warning(f'reference ignored: {err}', throttle_duration_sec=2.0)
             return
-        stamp = Time.from_msg(msg.header.stamp).nanoseconds * 1e-9
-        self._start = stamp if stamp > 0 else None
-        self.get_logger().info(f'trajectory of {len(msg.points)} points, '
-                               f'{self._sampler.duration:.2f} s')
+        self._track(sampler, Time.from_msg(msg.header.stamp).nanoseconds * 1e-9)
 
     def desired(self, t, q):
         """Return the desired positions, velocities and accelerations at time ``t``."""
@@ -133,7 +318,12 @@ class ComputedTorqueController(Node):
             return self._hold, zero, zero
         if self._start is None:
             self._start = t
-        q_d, qd_d, qdd_d = self._sampler.sample(t - self._start)
+        elapsed = t - self._start
+        duration = self._sampler.duration
+        if self._loop and duration > 0.0 and elapsed >= duration:
+            self._start += math.floor(elapsed / duration) * duration
+            elapsed = t - self._start
+        q_d, qd_d, qdd_d = self._sampler.sample(elapsed)
         return q_d, qd_d, qdd_d
 
     def joint_state_callback(self, msg):

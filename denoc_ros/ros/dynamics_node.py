@@ -24,6 +24,10 @@ For every joint state it publishes, stamped like the input: ``~/gravity_torques`
 names + effort) and ``~/effort_command`` (std_msgs/Float64MultiArray in ``command_joints`` order);
 with a recent ``~/reference`` the terms are the computed-torque feed-forward at the desired state
 (see :mod:`denoc_ros.feedforward`). With measured efforts it also publishes ``~/prediction``.
+With the ``friction`` parameter on, the URDF's joint friction (viscous + smoothed Coulomb) is
+added to ``~/feedforward_torques`` and ``~/effort_command``, at the velocity of the state the
+terms are evaluated at, and subtracted from the measured efforts of the prediction; the
+gravity, Coriolis and inertia topics stay rigid-body terms.
 An output topic without subscribers is skipped (not serialized; no prediction is integrated).
 Services: ``~/get_mass_matrix``, ``~/get_cartesian_dynamics``, ``~/compute_inverse_dynamics``,
 ``~/compute_forward_dynamics``, ``~/set_payload``. Diagnostics on ``/diagnostics``.
@@ -54,7 +58,7 @@ from .. import dynamics
 from ..description import read_description
 from ..dynamics import cartesian_dynamics
 from ..errors import DenocError, InputError
-from ..feedforward import EVALUATE_AT, feedforward_terms, predict
+from ..feedforward import EVALUATE_AT, feedforward_terms, JointFriction, predict
 from ..payload import attach_payload
 from ..urdf import load_urdf
 
@@ -92,6 +96,9 @@ PARAMETERS = {
         'time_from_start of ~/prediction [s]; 0: the present accelerations', (0.0, 10.0))),
     'prediction_substeps': (1, _descriptor(
         'Runge-Kutta steps over the prediction horizon', int_range=(1, 1000))),
+    'friction': (False, _descriptor(
+        'add the URDF joint friction (<dynamics damping friction>: viscous + Coulomb) to '
+        '~/feedforward_torques and ~/effort_command, subtract it in ~/prediction')),
     'drain_limit': (10, _descriptor(
         'joint states that queued up which a callback answers after its own, without a trip '
         'through the executor; 0: one per callback', int_range=(0, 1000))),
@@ -112,6 +119,7 @@ class Settings:
         self.prediction_horizon = float(values['prediction_horizon'])
         self.prediction_substeps = int(values['prediction_substeps'])
         self.drain_limit = int(values['drain_limit'])
+        self.friction = bool(values['friction'])
         gravity = [float(g) for g in values['gravity']]
         if len(gravity) != 3 or not np.all(np.isfinite(gravity)):
             raise InputError(f'gravity must be 3 finite numbers, got {values["gravity"]}')
@@ -179,6 +187,7 @@ class DynamicsNode(Node):
         self._command_index = None
         self._latest = None         # (q, qd, effort or None) of the last valid joint state
         self._reference = None      # ((q_d, qd_d, qdd_d), receive time)
+        self._friction = None       # JointFriction of the base model when `friction` is on
         self.stats = Statistics()
         self._last_report = time.monotonic()
 
@@ -260,6 +269,7 @@ class DynamicsNode(Node):
         self._payloads = {}
         self._joint_map = JointMap(base_model.joint_names)
         self._set_command_order(self.settings.command_joints)
+        self._set_friction()
         self._latest = None
         self._reference = None
         self._warm_up()
@@ -274,6 +284,19 @@ class DynamicsNode(Node):
         feedforward_terms(self.model, zero, zero)
         predict(self.model, zero, zero, zero, self.settings.prediction_horizon,
                 self.settings.prediction_substeps)
+
+    def _set_friction(self):
+        """Take the friction coefficients of the base model's URDF, or none when off."""
+        was_on = self._friction is not None
+        self._friction = JointFriction(self._base_model) if self.settings.friction else None
+        if self._friction is not None and not self._friction.nonzero:
+            self.get_logger().warning('friction is on, but the URDF gives no joint <dynamics '
+                                      'damping friction>: it adds nothing')
+        elif self._friction is not None or was_on:
+            self.get_logger().info('friction ' + self._friction_text())
+
+    def _friction_text(self):
+        return 'on (viscous+Coulomb from the URDF)' if self._friction is not None else 'off'
 
     def _set_command_order(self, command_joints):
         """Set the effort-command joint order and the preallocated output messages."""
@@ -319,6 +342,8 @@ class DynamicsNode(Node):
             self._install_model(new_model)
         elif self.model is not None:
             self._set_command_order(settings.command_joints)
+            if 'friction' in changed:
+                self._set_friction()
         return SetParametersResult(successful=True)
 
     # -- topics ----------------------------------------------------------------------------------
@@ -362,14 +387,22 @@ class DynamicsNode(Node):
         if self.stats.check_stamp(msg.header.stamp):
             self.get_logger().warning(self.stats.last_error + ' (computed all the same)',
                                       throttle_duration_sec=2.0)
+        desired = self._active_reference()
         try:
-            terms = feedforward_terms(self.model, q, qd, self._active_reference(),
+            terms = feedforward_terms(self.model, q, qd, desired,
                                       self.settings.feedforward_state)
         except DenocError as err:  # e.g. overflow at an absurd velocity
             self._reject(f'joint state dropped: {err}')
             return
         self._latest = (q, qd, effort)  # the services' "latest joint state"
         total = terms.total
+        friction = self._friction
+        if friction is not None:
+            # at the velocity of the state the terms are taken at (see feedforward_terms)
+            if desired is not None and self.settings.feedforward_state == 'desired':
+                total += friction(desired[1])
+            else:
+                total += friction(qd)
         # one check covers all terms: a NaN or inf in any term makes their sum non-finite
         if not all_finite(total.tolist()):
             self._reject('non-finite torques at this state: nothing published')
@@ -393,8 +426,12 @@ class DynamicsNode(Node):
 
     def _publish_prediction(self, header, q, qd, effort):
         horizon = self.settings.prediction_horizon
+        applied = effort
+        if self._friction is not None:
+            # friction at the measured velocity, held over the horizon like the effort
+            applied = effort - self._friction(qd)
         try:
-            q_h, qd_h, qdd_h = predict(self.model, q, qd, effort, horizon,
+            q_h, qd_h, qdd_h = predict(self.model, q, qd, applied, horizon,
                                        self.settings.prediction_substeps)
         except DenocError as err:
             self._reject(f'no prediction: {err}')
@@ -582,6 +619,7 @@ class DynamicsNode(Node):
             'compute_time_mean_ms': f'{1e3 * mean:.3f}',
             'compute_time_max_ms': f'{1e3 * s.compute_max:.3f}',
             'reference_active': self._active_reference() is not None,
+            'friction': self._friction_text(),
             'last_error': s.last_error,
         }
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
