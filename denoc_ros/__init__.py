@@ -27,15 +27,15 @@ from .dynamics import (cartesian_dynamics, CartesianDynamics, configuration_spac
                        convective_inertia_matrix, coriolis_matrix, coriolis_torques,
                        forward_dynamics, forward_dynamics_cholesky, frame_pose, gravity_torques,
                        inverse_dynamics, jacobian, jacobian_dot_times_qd,
-                       joint_reaction_wrenches, mass_matrix, point_acceleration, point_velocity)
+                       joint_reaction_wrenches, mass_matrix, point_acceleration, point_velocity,
+                       regressor)
 from .energy import center_of_mass, kinetic_energy, momentum, potential_energy, total_energy
 from .errors import DenocError, InputError, PerformanceWarning, URDFError
 from .feedforward import feedforward_terms, FeedforwardTerms, predict
 from .floating_base import FloatingBaseModel, load_floating_base
-from .identification import inertial_parameters, with_inertial_parameters
-from .dynamics.regressor import regressor
 from .friction import (forward_dynamics_with_friction, friction_torques,
                        inverse_dynamics_with_friction)
+from .identification import inertial_parameters, with_inertial_parameters
 from .model import Frame, PRISMATIC, REVOLUTE, RobotModel
 from .payload import attach_payload, detach_payload
 from .simulation import simulate, SimulationResult
@@ -47,7 +47,8 @@ __all__ = [
     'coriolis_torques', 'DenocError', 'detach_payload', 'feedforward_terms', 'FeedforwardTerms',
     'FloatingBaseModel', 'forward_dynamics', 'forward_dynamics_cholesky',
     'forward_dynamics_with_friction', 'Frame', 'frame_pose', 'friction_torques', 'gravity_torques',
-    'inertial_parameters', 'InputError', 'inverse_dynamics', 'inverse_dynamics_with_friction', 'jacobian',
+    'inertial_parameters', 'InputError', 'inverse_dynamics', 'inverse_dynamics_with_friction',
+    'jacobian',
     'jacobian_dot_times_qd', 'joint_reaction_wrenches', 'kinetic_energy', 'load_floating_base',
     'load_urdf', 'mass_matrix', 'momentum', 'PerformanceWarning', 'point_acceleration',
     'point_velocity',

@@ -36,7 +36,7 @@ from denoc_ros.identification.base import base_parameters
 from denoc_ros.identification.estimation import (least_squares, log_cholesky, NormalEquations,
                                                  parameters_from_log_cholesky,
                                                  physically_consistent)
-from denoc_ros.identification.parameters import joint_columns, parameters_of, ParameterLayout
+from denoc_ros.identification.parameters import joint_columns, ParameterLayout, parameters_of
 from denoc_ros.identification.urdf_output import identified_urdf
 from denoc_ros.spatial import check_inertial
 import numpy as np
@@ -164,8 +164,8 @@ def test_with_inertial_parameters_round_trip_and_checks():
 
 def test_joint_columns_match_the_friction_model():
     """[Y | viscous, Coulomb, armature] theta = ID + friction_torques + I_a qdd."""
-    model = dr.load_urdf(bundled('ur5e')).replace(damping=np.linspace(0.1, 0.6, 6),
-                                                    friction=np.linspace(1.0, 2.0, 6))
+    model = dr.load_urdf(bundled('ur5e'))
+    model = model.replace(damping=np.linspace(0.1, 0.6, 6), friction=np.linspace(1.0, 2.0, 6))
     layout = ParameterLayout.of(model, ('viscous', 'coulomb', 'armature'))
     assert layout.size == 60 + 18
     assert layout.names[60] == f'{model.joint_names[0]}.viscous'

@@ -30,6 +30,7 @@ frame_pose, jacobian, ...   jacobian.py              frame kinematics, J-dot qd 
 cartesian_dynamics          operational_space.py     Craig's Cartesian form (seed 002)
 joint_reaction_wrenches     reactions.py             Eq. 30's resultant wrenches
 configuration_space_...     configuration_space.py   Craig's B(q), C(q) from Eq. 30
+regressor                   regressor.py             Eq. 7-8, 30 linear in the inertial parameters
 ==========================  =======================  ===========================================
 
 Shared by all: :mod:`.kinematics` (the forward recursion and the one joint-type dispatch:
@@ -47,6 +48,7 @@ from .jacobian import (frame_pose, jacobian, jacobian_dot_times_qd, point_accele
                        point_velocity)
 from .operational_space import cartesian_dynamics, CartesianDynamics
 from .reactions import joint_reaction_wrenches
+from .regressor import regressor
 from .rnea import coriolis_torques, gravity_torques, inverse_dynamics
 
 __all__ = [
@@ -54,5 +56,5 @@ __all__ = [
     'convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques', 'forward_dynamics',
     'forward_dynamics_cholesky', 'frame_pose', 'gravity_torques', 'inverse_dynamics', 'jacobian',
     'jacobian_dot_times_qd', 'joint_reaction_wrenches', 'mass_matrix', 'point_acceleration',
-    'point_velocity',
+    'point_velocity', 'regressor',
 ]

@@ -40,6 +40,7 @@ Every estimator works from the normal equations, accumulated chunk by chunk
 """
 
 from dataclasses import dataclass
+
 import numpy as np
 
 from ..errors import DataError
@@ -372,4 +373,3 @@ def _levenberg_marquardt(residuals, jacobian, x, lower, max_iterations, tol=1e-1
         if converged or np.max(np.abs(step)) <= tol * (1.0 + np.max(np.abs(x))):
             return x, iteration, 'converged'
     return x, max_iterations, f'stopped after {max_iterations} iterations'
-

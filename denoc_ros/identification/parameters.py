@@ -36,8 +36,8 @@ from typing import Tuple
 
 import numpy as np
 
-from ..dynamics.regressor import PARAMETERS_PER_BODY, regressor
 from ..dynamics._state import check_model, finish, prepare
+from ..dynamics.regressor import PARAMETERS_PER_BODY, regressor
 from ..errors import InputError
 from ..friction import DEFAULT_SMOOTHING
 from ..spatial import check_inertial

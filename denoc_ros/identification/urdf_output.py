@@ -26,8 +26,8 @@ whole tree. Friction is written as ``<dynamics damping="F_v" friction="F_c"/>`` 
 Loading the result with the same base and tip links gives back the identified parameters.
 """
 
-import numpy as np
 from lxml import etree
+import numpy as np
 
 from .parameters import body_inertials, parameters_of
 from ..errors import InputError

@@ -88,7 +88,7 @@ def _parser():
     parser.add_argument('--friction', choices=sorted(FRICTION_CHOICES),
                         default='viscous+coulomb', help='joint friction to identify')
     parser.add_argument('--armature', action='store_true',
-                        help='also identify each joint\'s reflected rotor inertia')
+                        help="also identify each joint's reflected rotor inertia")
     parser.add_argument('--offset', action='store_true',
                         help='also identify a constant effort offset per joint')
     parser.add_argument('--base-link', default=None, help='first link of the identified chain')
