@@ -22,9 +22,9 @@ or at the measured one (``'measured'``: ``M(q)``, ``C(q, qd)``, ``g(q)``, the Ch
 Without a desired state the terms are taken at the measured state with zero desired
 acceleration: ``0``, ``C(q, qd) qd``, ``g(q)``.
 
-Joint friction, when a user asks for it, is added by :class:`JointFriction`: the URDF's viscous
-and Coulomb coefficients in the model of :func:`denoc_ros.friction.friction_torques`, checked once
-for a stream of velocities.
+Joint friction, when a user asks for it, is added by :class:`denoc_ros.friction.JointFriction`:
+the URDF's viscous and Coulomb coefficients in the model of
+:func:`denoc_ros.friction.friction_torques`, checked once for a stream of velocities.
 
 A floating-base model works as everywhere in the library (states of ``nq`` and ``nv``, terms of
 ``nv``, the first six the base wrench); :func:`predict` then integrates on the free flyer's Lie
@@ -41,7 +41,6 @@ from .dynamics import (coriolis_matrix, coriolis_torques, forward_dynamics, grav
                        inverse_dynamics, mass_matrix)
 from .dynamics.aba import prediction_one
 from .errors import InputError
-from .friction import DEFAULT_SMOOTHING, friction_coefficients
 from .model import RobotModel
 from .simulation import simulate
 
@@ -86,38 +85,6 @@ def feedforward_terms(model, q, qd, desired=None, evaluate_at='desired'):
     return FeedforwardTerms(mass_matrix(model, q) @ np.asarray(qdd_d, dtype=float),
                             coriolis_matrix(model, q, qd) @ np.asarray(qd_d, dtype=float),
                             gravity_torques(model, q))
-
-
-class JointFriction:
-    """
-    A model's URDF joint friction ``v qd + c tanh(qd / v_s)`` for one velocity at a time.
-
-    The numbers of :func:`denoc_ros.friction.friction_torques` with the model's ``damping``
-    (``v``) and ``friction`` (``c``) at its default smoothing ``v_s``, but the coefficients are
-    checked once, here, instead of at every call (which costs about 50 us, more than the rest of
-    a joint state's answer): a call is three operations on ``(nv,)`` vectors. A floating base's
-    six velocities feel no friction.
-    """
-
-    def __init__(self, model, smoothing=DEFAULT_SMOOTHING):
-        base = model.nv - model.dof
-        self.viscous = np.zeros(model.nv)
-        self.coulomb = np.zeros(model.nv)
-        self.viscous[base:] = friction_coefficients(model, 'viscous', None, model.damping)
-        self.coulomb[base:] = friction_coefficients(model, 'coulomb', None, model.friction)
-        smoothing = float(smoothing)
-        if not smoothing > 0.0 or not np.isfinite(smoothing):
-            raise InputError(f'friction smoothing is {smoothing}; it must be finite and > 0')
-        self.smoothing = smoothing
-
-    @property
-    def nonzero(self):
-        """Return whether any joint has a non-zero coefficient."""
-        return bool(self.viscous.any() or self.coulomb.any())
-
-    def __call__(self, qd):
-        """Return the friction torques ``(nv,)`` at velocity ``qd`` (nv,) (Craig, seed 002)."""
-        return self.viscous * qd + self.coulomb * np.tanh(qd / self.smoothing)
 
 
 def predict(model, q, qd, effort, horizon, substeps=1):

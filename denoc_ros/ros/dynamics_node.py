@@ -58,7 +58,8 @@ from .. import dynamics
 from ..description import read_description
 from ..dynamics import cartesian_dynamics
 from ..errors import DenocError, InputError
-from ..feedforward import EVALUATE_AT, feedforward_terms, JointFriction, predict
+from ..feedforward import EVALUATE_AT, feedforward_terms, predict
+from ..friction import JointFriction
 from ..payload import attach_payload
 from ..urdf import load_urdf
 
