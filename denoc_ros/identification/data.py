@@ -675,14 +675,13 @@ def read_recordings(paths, joint_names, topic='/joint_states', progress=None):
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     paths = list(paths)
-    out = []
-    for i, path in enumerate(paths):
-        each = None
-        if progress is not None:
-            def each(f, i=i):
-                progress((i + f) / len(paths))
-        out.append(read_recording(path, joint_names, topic, each))
-    return out
+
+    def part(i):
+        if progress is None:
+            return None
+        return lambda fraction: progress((i + fraction) / len(paths))
+
+    return [read_recording(path, joint_names, topic, part(i)) for i, path in enumerate(paths)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -742,7 +741,7 @@ def write_bag(path, recording, topic='/joint_states', storage='mcap', extra_join
     from rosbags.rosbag2 import StoragePlugin, Writer
 
     plugins = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}
-    if storage not in plugins:
+    if not isinstance(storage, str) or storage not in plugins:
         raise DataError(f'write_bag: storage must be "mcap" or "sqlite3", got {storage!r}')
     path = Path(os.fspath(path))
     if path.exists():
@@ -797,13 +796,14 @@ def write_bag(path, recording, topic='/joint_states', storage='mcap', extra_join
 def write_csv(path, recording):
     """Write ``recording`` in the CSV format of the module docstring (17 significant digits)."""
     names, time, position, velocity, effort = _checked(recording)
+    fields = [('position', position), ('velocity', velocity), ('effort', effort)]
+    fields = [(field, values) for field, values in fields if values is not None]
     header = ['time']
     blocks = [time[:, None]]
     for j, name in enumerate(names):
-        header += [f'{name}/position'] + ([f'{name}/velocity'] if velocity is not None else [])
-        header += [f'{name}/effort']
-        blocks += [position[:, j:j + 1]] + ([velocity[:, j:j + 1]] if velocity is not None
-                                             else []) + [effort[:, j:j + 1]]
+        for field, values in fields:
+            header.append(f'{name}/{field}')
+            blocks.append(values[:, j:j + 1])
     np.savetxt(path, np.hstack(blocks), fmt='%.17g', delimiter=',', header=','.join(header),
                comments='')
 
@@ -811,7 +811,8 @@ def write_csv(path, recording):
 def write_npz(path, recording):
     """Write ``recording`` in the NPZ format of the module docstring (``numpy.savez``)."""
     names, time, position, velocity, effort = _checked(recording)
-    arrays = dict(time=time, names=np.array(names, dtype=str), position=position, effort=effort)
+    arrays = {'time': time, 'names': np.array(names, dtype=str), 'position': position,
+              'effort': effort}
     if velocity is not None:
         arrays['velocity'] = velocity
     np.savez(path, **arrays)
@@ -845,7 +846,7 @@ class FilterSettings:
     decays to 2e-4 of the acceleration amplitude 3 / cutoff away from an edge at cut-offs of 5,
     10 and 20 Hz, and is 1000 times larger 0.5 / cutoff away.
 
-    ``max_gap``: a gap between stamps longer than this many nominal (median) sample periods
+    ``max_gap``: a gap between stamps longer than this many median sample periods
     splits the recording into segments, filtered separately; shorter gaps (a few dropped
     messages) are bridged by the linear resampling. Default 10 (10 ms at 1 kHz, a tenth of a
     period of the cut-off frequency).
@@ -861,7 +862,7 @@ class FilterSettings:
 @dataclass(frozen=True)
 class Samples:
     """
-    Filtered samples for identification: ``time`` ``(M,)`` s; ``q``, ``qd``, ``qdd``, ``tau`` ``(M, n)``.
+    Filtered samples for identification: ``time`` (M,) s; ``q``, ``qd``, ``qdd``, ``tau`` (M, n).
 
     Columns in the order of ``joint_names``; ``segments`` continuous pieces of recording
     contributed (their samples are concatenated in time order).
@@ -906,9 +907,10 @@ def prepare_samples(recording, settings=FilterSettings()):
     Return filtered :class:`Samples` ``(q, qd, qdd, tau)`` of ``recording``.
 
     Per continuous segment (split at gaps longer than ``settings.max_gap`` median periods):
-    resampled by linear interpolation onto a uniform grid at the median sample period (unless
-    already uniform); ``q``, ``qd`` and ``tau`` low-pass filtered with a zero-phase
-    Butterworth filter (``scipy.signal.sosfiltfilt``); ``qdd`` the central difference of the
+    resampled by linear interpolation onto a uniform grid at the nominal sample period (the
+    mean of the steps within 50 % of the median step), unless already uniform; ``q``, ``qd``
+    and ``tau`` low-pass filtered with a zero-phase Butterworth filter
+    (``scipy.signal.sosfiltfilt``); ``qdd`` the central difference of the
     filtered ``qd`` (without velocities in the recording, ``qd`` is the central difference of
     the filtered ``q``); ``settings.trim`` seconds dropped at each end; every
     ``settings.decimate``-th sample kept. Segments too short for that are dropped with a
@@ -930,19 +932,26 @@ def prepare_samples(recording, settings=FilterSettings()):
     if not (steps > 0).all():
         raise DataError(f'{where}: time is not strictly increasing (at sample '
                         f'{int(np.argmin(steps > 0)) + 1})')
-    dt = float(np.median(steps))
+    # The nominal period: the mean of the steps within 50 % of the median step, i.e. without
+    # gaps and dropped messages. Not the median itself: float stamps quantise the steps (at
+    # epoch times a float resolves 0.24 us), and for evenly spaced stamps the mean is their
+    # exact spacing, so no resampling is needed. With jittered stamps any nearby period serves:
+    # the samples are interpolated onto the grid whose spacing is used to differentiate.
+    median = float(np.median(steps))
+    dt = float(steps[np.abs(steps - median) < 0.5 * median].mean())
+    gap = steps > settings.max_gap * median
     rate = 1.0 / dt
     cutoff = float(settings.cutoff)
     if cutoff >= 0.5 * rate:
         raise DataError(f'{where}: the cut-off {cutoff:g} Hz is not below half the sample rate '
-                        f'({0.5 * rate:.6g} Hz; median period {dt * 1e3:.6g} ms): lower '
+                        f'({0.5 * rate:.6g} Hz; sample period {dt * 1e3:.6g} ms): lower '
                         'FilterSettings.cutoff')
     sos = butter(settings.order, cutoff, fs=rate, output='sos')
     padlen = 3 * (2 * sos.shape[0] + 1)
-    k = settings.decimate or max(1, int(math.floor(rate / (10.0 * cutoff) * (1 + 1e-9))))
+    k = settings.decimate or max(1, int(math.floor(rate / (10.0 * cutoff) * (1 + 1e-6))))
     trim = 3.0 / cutoff if settings.trim is None else float(settings.trim)
-    n_trim = int(math.ceil(trim / dt - 1e-9))
-    breaks = np.flatnonzero(steps > settings.max_gap * dt) + 1
+    n_trim = int(math.ceil(trim / dt - 1e-6))
+    breaks = np.flatnonzero(gap) + 1
     bounds = list(zip(np.r_[0, breaks], np.r_[breaks, t.size]))
 
     def smooth(column, uniform, tr, grid):
