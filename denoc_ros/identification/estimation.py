@@ -69,10 +69,10 @@ class NormalEquations:
         if W.shape[1:] != (self.n, self.p) or tau.shape != W.shape[:2]:
             raise DataError(f'normal equations: regressor {W.shape} and efforts {tau.shape} do '
                             f'not fit (..., {self.n}, {self.p})')
-        for j in range(self.n):
-            Wj = W[:, j, :]
-            self.A[j] += Wj.T @ Wj
-            self.b[j] += Wj.T @ tau[:, j]
+        # One contiguous (n, B, p) copy: each joint's rows then go to BLAS without strides.
+        Wt = np.ascontiguousarray(W.transpose(1, 0, 2))
+        self.A += np.matmul(Wt.transpose(0, 2, 1), Wt)
+        self.b += np.matmul(Wt.transpose(0, 2, 1), np.ascontiguousarray(tau.T)[:, :, None])[..., 0]
         self.c += np.einsum('bj,bj->j', tau, tau)
         self.count += W.shape[0]
         if tau.shape[0]:
