@@ -37,8 +37,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -46,6 +44,7 @@ import denoc_ros as dr  # noqa: E402
 from denoc_ros.description import read_description  # noqa: E402
 from denoc_ros.identification.data import JointStateRecording, write_bag  # noqa: E402
 from denoc_ros.identification.urdf_output import identified_urdf  # noqa: E402
+import numpy as np  # noqa: E402
 
 RATE = 1000.0
 

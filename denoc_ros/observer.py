@@ -1,0 +1,232 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+External joint torques from measured efforts: the generalized-momentum observer.
+
+With ``M(q) qdd + C(q, qd) qd + g(q) = tau + tau_ext`` (``tau`` the measured joint efforts,
+``tau_ext`` what the environment adds), the momentum ``p = M(q) qd`` obeys
+``p_dot = tau + C(q, qd)^T qd - g(q) + tau_ext`` because ``M_dot = C + C^T`` (which holds for
+the Christoffel-consistent ``C`` of :func:`denoc_ros.coriolis_matrix`, not for Saha's convective
+matrix). The observer (De Luca & Mattone 2003; De Luca et al. 2006; Haddadin et al. 2017)
+
+    r(t) = K_O (p(t) - integral_0^t (tau + C^T qd - g + r) ds - p(0))
+
+needs no acceleration and obeys ``r_dot = K_O (tau_ext - r)``: each joint's ``r`` follows
+``tau_ext`` through a first-order lag of time constant ``1 / K_O``. A step of height ``T`` is
+seen as ``T (1 - exp(-K_O t))``, so a threshold ``h < T`` is crossed after
+``ln(T / (T - h)) / K_O``.
+
+Discrete scheme (at the stamps of the samples, ``dt_k = t_k - t_(k-1)``)::
+
+    e_k = (p_k - p_(k-1)) / dt_k - (w_k + w_(k-1)) / 2,
+    w = tau - tau_f(qd) + C(q, qd)^T qd - g(q)
+    r_k = exp(-K_O dt_k) r_(k-1) + (1 - exp(-K_O dt_k)) e_k
+
+``e_k`` is the interval's mean external torque (momentum change less the trapezoidal integral
+of ``w``: no acceleration needed), and ``r`` the exact solution of ``r_dot = K_O (e - r)`` over
+the interval with ``e`` held (zero-order hold). It is stable for any step and exact for a
+constant ``tau_ext``, up to the trapezoidal rule, which makes a step that falls inside an
+interval look like a ramp over it (the response leads the continuous one by half a period).
+``tau_f`` is the joint friction when asked for (:class:`denoc_ros.friction.JointFriction`).
+The first sample, and the sample after a gap (``dt > max_gap``), a stamp that goes backwards,
+or :meth:`MomentumObserver.reset` (a new model, a payload change) re-initialise the observer:
+``r = 0`` from there, ``p(0)`` that sample's momentum. A repeated stamp is skipped.
+
+What it cannot do: it estimates the sum of everything the model does not explain -- contact
+forces, but also model errors (wrong inertials, unmodelled friction, cable forces, a payload not
+declared) and effort-sensor bias. It sees only the joint torques a contact causes, so a force
+along a direction the arm's joints cannot feel (through a singular configuration) is invisible.
+It is a monitor built on the model and the measured efforts, not a certified safety function.
+"""
+
+import numpy as np
+
+from .dynamics import coriolis_matrix, frame_pose, gravity_torques, jacobian, mass_matrix
+from .dynamics._state import check_model, joint_vector
+from .errors import InputError
+
+__all__ = ['MomentumObserver', 'ContactDetector', 'observe', 'external_wrench']
+
+DEFAULT_GAIN = 50.0
+"""K_O [1/s]: a 20 ms time constant, fast enough to see a collision, slow enough to damp noise."""
+
+DEFAULT_MAX_GAP = 0.1
+"""Seconds between samples beyond which the observer starts again."""
+
+
+class MomentumObserver:
+    """
+    The generalized-momentum observer of one arm, fed one measured sample at a time.
+
+    ``gain`` K_O [1/s] (a scalar or one per velocity); ``friction``: a
+    :class:`denoc_ros.friction.JointFriction` to subtract from the efforts, or None.
+    :meth:`update` returns the estimate ``r`` of ``tau_ext`` (``nv``); ``reason`` says why the
+    last (re-)initialisation happened.
+    """
+
+    def __init__(self, model, gain=DEFAULT_GAIN, friction=None, max_gap=DEFAULT_MAX_GAP):
+        check_model(model)
+        gain = np.broadcast_to(np.asarray(gain, dtype=float), (model.nv,)).copy()
+        if not np.all(np.isfinite(gain)) or np.any(gain <= 0.0):
+            raise InputError(f'observer gain must be positive and finite, got {gain.tolist()}')
+        if not max_gap > 0.0:
+            raise InputError(f'max_gap must be positive, got {max_gap}')
+        self.model, self.gain, self.friction = model, gain, friction
+        self.max_gap = float(max_gap)
+        self.resets = 0           # (re-)initialisations so far
+        self.reason = 'first sample'
+        self._previous = None   # (t, p, w) of the last sample
+        self.estimate = np.zeros(model.nv)
+
+    @property
+    def initialized(self):
+        """Return True once a sample has been taken since the last (re-)initialisation."""
+        return self._previous is not None
+
+    def reset(self, reason='reset'):
+        """Start again at the next sample (``r = 0``); ``reason`` is kept for diagnostics."""
+        self._previous = None
+        self.estimate = np.zeros(self.model.nv)
+        self.reason = reason
+
+    def momentum_terms(self, q, qd, tau):
+        """Return ``(p, w)``: ``M(q) qd`` and ``tau - tau_f + C(q, qd)^T qd - g(q)``."""
+        model = self.model
+        p = mass_matrix(model, q) @ qd
+        w = tau + coriolis_matrix(model, q, qd).T @ qd - gravity_torques(model, q)
+        if self.friction is not None:
+            w = w - self.friction(qd)
+        return p, w
+
+    def update(self, t, q, qd, tau):
+        """
+        Take one sample at time ``t`` [s]; return the estimate ``r`` of ``tau_ext`` (nv,).
+
+        The returned array is the observer's own (``self.estimate``); copy it to keep it.
+        """
+        p, w = self.momentum_terms(q, qd, tau)
+        return self.step(float(t), p, w)
+
+    def step(self, t, p, w):
+        """Advance the recursion (module docstring) with the sample's momentum ``p`` and ``w``."""
+        previous = self._previous
+        if previous is not None:
+            dt = t - previous[0]
+            if dt < 0.0:
+                self.reason = f'stamp went backwards by {-dt:.6g} s'
+            elif dt > self.max_gap:
+                self.reason = f'gap of {dt:.6g} s between samples'
+            elif dt == 0.0:
+                return self.estimate  # a repeated stamp: nothing new to integrate
+            else:
+                decay = np.exp(-self.gain * dt)
+                mean = (p - previous[1]) / dt - 0.5 * (w + previous[2])
+                self.estimate = decay * self.estimate + (1.0 - decay) * mean
+                self._previous = (t, p, w)
+                return self.estimate
+        # (Re-)initialise: r = 0, the integral starts at this sample.
+        self.resets += 1
+        self.estimate = np.zeros(self.model.nv)
+        self._previous = (t, p, w)
+        return self.estimate
+
+
+def observe(model, t, q, qd, tau, gain=DEFAULT_GAIN, friction=None, max_gap=DEFAULT_MAX_GAP):
+    """
+    Run the momentum observer over a recorded trajectory; return ``r`` of shape (N, nv).
+
+    ``t`` (N,) seconds; ``q`` (N, nq), ``qd`` and ``tau`` (N, nv), e.g. from
+    :func:`denoc_ros.identification.data.read_recording`. ``M``, ``C`` and ``g`` are computed for
+    all samples in one call each; the recursion is that of :class:`MomentumObserver`.
+    """
+    check_model(model)
+    t = np.asarray(t, dtype=float).reshape(-1)
+    q = joint_vector(model, 'q', q)
+    qd = joint_vector(model, 'qd', qd)
+    tau = joint_vector(model, 'tau', tau)
+    if not (q.ndim == qd.ndim == tau.ndim == 2 and q.shape[0] == qd.shape[0] == tau.shape[0]
+            == t.size):
+        raise InputError(f'observe takes t (N,) and q, qd, tau (N, ...) of one length N, got '
+                         f'{t.shape}, {q.shape}, {qd.shape}, {tau.shape}')
+    observer = MomentumObserver(model, gain, friction, max_gap)
+    p = np.einsum('kij,kj->ki', mass_matrix(model, q), qd)
+    w = tau + np.einsum('kji,kj->ki', coriolis_matrix(model, q, qd), qd) \
+        - gravity_torques(model, q)
+    if friction is not None:
+        w = w - friction(qd)
+    out = np.empty_like(tau)
+    for k in range(t.size):
+        out[k] = observer.step(t[k], p[k], w[k])
+    return out
+
+
+class ContactDetector:
+    """
+    Contact flags from external torque estimates: per-joint thresholds with hysteresis.
+
+    Joint ``i`` enters contact when ``|r_i| > threshold_i`` and leaves it when ``|r_i|`` falls
+    below ``(1 - hysteresis) threshold_i`` (``hysteresis`` a fraction in [0, 1)).
+    """
+
+    def __init__(self, thresholds, hysteresis=0.2):
+        thresholds = np.asarray(thresholds, dtype=float).reshape(-1)
+        if not np.all(np.isfinite(thresholds)) or np.any(thresholds <= 0.0):
+            raise InputError(f'contact thresholds must be positive, got {thresholds.tolist()}')
+        if not 0.0 <= float(hysteresis) < 1.0:
+            raise InputError(f'contact hysteresis is a fraction in [0, 1), got {hysteresis}')
+        self.thresholds = thresholds
+        self.hysteresis = float(hysteresis)
+        self.joint_in_contact = np.zeros(thresholds.size, dtype=bool)
+
+    def update(self, r):
+        """Return the per-joint contact flags (bool array) after estimate ``r``."""
+        magnitude = np.abs(r)
+        release = (1.0 - self.hysteresis) * self.thresholds
+        self.joint_in_contact = np.where(self.joint_in_contact, magnitude >= release,
+                                         magnitude > self.thresholds)
+        return self.joint_in_contact
+
+    def reset(self):
+        """Forget every contact."""
+        self.joint_in_contact[:] = False
+
+    @property
+    def in_contact(self):
+        """Return True if any joint is in contact."""
+        return bool(self.joint_in_contact.any())
+
+
+def external_wrench(model, q, tau_ext, frame=None, damping=0.05, threshold=0.05):
+    """
+    Return the wrench at ``frame``'s origin that explains ``tau_ext``: ``[force; torque]``.
+
+    Components in the frame's own axes, torque about its origin (what RViz draws at the
+    frame). Solved as ``tau_ext = J^T F`` (``J`` the frame's Jacobian, :func:`denoc_ros.jacobian`)
+    by least squares, damped only near a singularity: with ``s`` the smallest singular value
+    of ``J``, ``F = (J J^T + l^2 1)^-1 J tau_ext`` with ``l^2 = damping^2 (1 - (s /
+    threshold)^2)`` when ``s < threshold``, else ``l = 0`` (Maciejewski & Klein's damping).
+    Fixed-base models; ``frame`` a link name, default the tip.
+    """
+    check_model(model)
+    if model.floating:
+        raise InputError('external_wrench serves fixed-base arms')
+    J = jacobian(model, q, frame)                       # (6, n), base axes
+    tau_ext = joint_vector(model, 'tau_ext', tau_ext)
+    s = np.linalg.svd(J, compute_uv=False)
+    smallest = s[5] if s.size >= 6 else 0.0
+    lam2 = damping ** 2 * (1.0 - (smallest / threshold) ** 2) if smallest < threshold else 0.0
+    F = np.linalg.solve(J @ J.T + lam2 * np.eye(6), J @ tau_ext)
+    R, _ = frame_pose(model, q, frame)
+    return np.concatenate((R.T @ F[:3], R.T @ F[3:]))
