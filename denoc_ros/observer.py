@@ -57,7 +57,8 @@ from .dynamics import coriolis_matrix, frame_pose, gravity_torques, jacobian, ma
 from .dynamics._state import check_model, joint_vector
 from .errors import InputError
 
-__all__ = ['MomentumObserver', 'ContactDetector', 'observe', 'external_wrench']
+__all__ = ['MomentumObserver', 'ContactDetector', 'ContactMonitor', 'observe',
+           'external_wrench']
 
 DEFAULT_GAIN = 50.0
 """K_O [1/s]: a 20 ms time constant, fast enough to see a collision, slow enough to damp noise."""
@@ -230,3 +231,45 @@ def external_wrench(model, q, tau_ext, frame=None, damping=0.05, threshold=0.05)
     F = np.linalg.solve(J @ J.T + lam2 * np.eye(6), J @ tau_ext)
     R, _ = frame_pose(model, q, frame)
     return np.concatenate((R.T @ F[:3], R.T @ F[3:]))
+
+
+class ContactMonitor:
+    """
+    What the dynamics node runs per joint state: observer, contact flags and contact wrench.
+
+    ``thresholds``: one value for every joint or one per joint [N m or N]; ``frame``: the
+    link at whose origin :meth:`wrench` is expressed (default the tip).
+    """
+
+    def __init__(self, model, gain=DEFAULT_GAIN, thresholds=5.0, hysteresis=0.2, frame=None,
+                 friction=None, max_gap=DEFAULT_MAX_GAP):
+        check_model(model)
+        values = np.asarray(thresholds, dtype=float).reshape(-1)
+        if values.size == 1:
+            values = np.full(model.nv, float(values[0]))
+        if values.size != model.nv:
+            raise InputError(f'contact_threshold needs 1 or {model.nv} values, got '
+                             f'{values.size}')
+        self.model = model
+        self.frame = model.frame(frame or None).name
+        self.observer = MomentumObserver(model, gain, friction, max_gap)
+        self.detector = ContactDetector(values, hysteresis)
+
+    @property
+    def thresholds(self):
+        """Return the per-joint thresholds."""
+        return self.detector.thresholds
+
+    def update(self, t, q, qd, tau):
+        """Take a sample; return ``(tau_ext estimate, per-joint contact flags)``."""
+        r = self.observer.update(t, q, qd, tau)
+        return r, self.detector.update(r)
+
+    def wrench(self, q):
+        """Return the contact wrench at the frame (see :func:`external_wrench`)."""
+        return external_wrench(self.model, q, self.observer.estimate, self.frame)
+
+    def reset(self, reason='reset'):
+        """Re-zero the observer and forget the contacts."""
+        self.observer.reset(reason)
+        self.detector.reset()

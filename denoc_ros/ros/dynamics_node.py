@@ -28,18 +28,28 @@ With the ``friction`` parameter on, the URDF's joint friction (viscous + smoothe
 added to ``~/feedforward_torques`` and ``~/effort_command``, at the velocity of the state the
 terms are evaluated at, and subtracted from the measured efforts of the prediction; the
 gravity, Coriolis and inertia topics stay rigid-body terms.
+With measured efforts and ``observer_gain`` > 0 the momentum observer
+(:class:`denoc_ros.observer.ContactMonitor`) estimates the external joint torques:
+``~/external_torques`` (JointState, effort = tau_ext with ``M qdd + C qd + g = tau + tau_ext``),
+``~/contact`` (denoc_ros_interfaces/ContactState: per-joint thresholds with hysteresis) and
+``~/external_wrench`` (WrenchStamped at ``contact_frame``'s origin, in its axes); the service
+``~/reset_external_torques`` (std_srvs/Trigger) re-zeroes it, and a new model, a payload change,
+a gap or a backward stamp restart it (reported in diagnostics).
 An output topic without subscribers is skipped (not serialized; no prediction is integrated).
 Services: ``~/get_mass_matrix``, ``~/get_cartesian_dynamics``, ``~/compute_inverse_dynamics``,
-``~/compute_forward_dynamics``, ``~/set_payload``. Diagnostics on ``/diagnostics``.
+``~/compute_forward_dynamics``, ``~/set_payload``, ``~/reset_external_torques``. Diagnostics on
+``/diagnostics``.
 
 This module only converts between messages and arrays; every number comes from the library.
 """
 
 import time
 
+from denoc_ros_interfaces.msg import ContactState
 from denoc_ros_interfaces.srv import (ComputeForwardDynamics, ComputeInverseDynamics,
                                       GetCartesianDynamics, GetMassMatrix, SetPayload)
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import WrenchStamped
 import numpy as np
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 SetParametersResult)
@@ -50,6 +60,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._main import spin_node
@@ -60,12 +71,15 @@ from ..dynamics import cartesian_dynamics
 from ..errors import DenocError, InputError
 from ..feedforward import EVALUATE_AT, feedforward_terms, predict
 from ..friction import JointFriction
+from ..observer import ContactMonitor
 from ..payload import attach_payload
 from ..urdf import load_urdf
 
 NODE_NAME = 'denoc_dynamics'
 TERMS = ('gravity', 'coriolis', 'inertia', 'feedforward')
 MODEL_PARAMETERS = ('robot_description', 'urdf_path', 'base_link', 'tip_link', 'gravity')
+OBSERVER_PARAMETERS = ('observer_gain', 'contact_threshold', 'contact_hysteresis',
+                       'contact_frame', 'observer_max_gap', 'friction')
 
 
 def _descriptor(description, float_range=None, int_range=None, read_only=False):
@@ -100,6 +114,18 @@ PARAMETERS = {
     'friction': (False, _descriptor(
         'add the URDF joint friction (<dynamics damping friction>: viscous + Coulomb) to '
         '~/feedforward_torques and ~/effort_command, subtract it in ~/prediction')),
+    'observer_gain': (50.0, _descriptor(
+        'K_O [1/s] of the momentum observer of external torques (time constant 1/K_O); 0: off',
+        (0.0, 1e4))),
+    'contact_threshold': ([5.0], _descriptor(
+        '|tau_ext| above which a joint is in contact [N m or N]: one value or one per joint')),
+    'contact_hysteresis': (0.2, _descriptor(
+        'a joint leaves contact below (1 - hysteresis) x its threshold', (0.0, 0.99))),
+    'contact_frame': ('', _descriptor(
+        'link at whose origin ~/external_wrench is estimated; empty: the tip')),
+    'observer_max_gap': (0.1, _descriptor(
+        'a gap between joint-state stamps longer than this [s] restarts the observer',
+        (1e-4, 3600.0))),
     'drain_limit': (10, _descriptor(
         'joint states that queued up which a callback answers after its own, without a trip '
         'through the executor; 0: one per callback', int_range=(0, 1000))),
@@ -121,6 +147,18 @@ class Settings:
         self.prediction_substeps = int(values['prediction_substeps'])
         self.drain_limit = int(values['drain_limit'])
         self.friction = bool(values['friction'])
+        self.observer_gain = float(values['observer_gain'])
+        self.contact_threshold = [float(v) for v in values['contact_threshold']]
+        if not self.contact_threshold or not all(np.isfinite(self.contact_threshold)) \
+                or min(self.contact_threshold) <= 0.0:
+            raise InputError('contact_threshold must be one positive value or one per joint, '
+                             f'got {list(values["contact_threshold"])}')
+        if joint_names is not None and len(self.contact_threshold) not in (1, len(joint_names)):
+            raise InputError(f'contact_threshold has {len(self.contact_threshold)} values; give '
+                             f'1 or {len(joint_names)} (one per joint)')
+        self.contact_hysteresis = float(values['contact_hysteresis'])
+        self.contact_frame = values['contact_frame']
+        self.observer_max_gap = float(values['observer_max_gap'])
         gravity = [float(g) for g in values['gravity']]
         if len(gravity) != 3 or not np.all(np.isfinite(gravity)):
             raise InputError(f'gravity must be 3 finite numbers, got {values["gravity"]}')
@@ -189,6 +227,8 @@ class DynamicsNode(Node):
         self._latest = None         # (q, qd, effort or None) of the last valid joint state
         self._reference = None      # ((q_d, qd_d, qdd_d), receive time)
         self._friction = None       # JointFriction of the base model when `friction` is on
+        self._monitor = None        # ContactMonitor (momentum observer) when observer_gain > 0
+        self._observer_note = 'no joint state yet'
         self.stats = Statistics()
         self._last_report = time.monotonic()
 
@@ -205,6 +245,12 @@ class DynamicsNode(Node):
                                                      event_callbacks=quiet)
         self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10,
                                                       event_callbacks=quiet)
+        self._external_pub = self.create_publisher(JointState, '~/external_torques', 10,
+                                                   event_callbacks=quiet)
+        self._wrench_pub = self.create_publisher(WrenchStamped, '~/external_wrench', 10,
+                                                 event_callbacks=quiet)
+        self._contact_pub = self.create_publisher(ContactState, '~/contact', 10,
+                                                  event_callbacks=quiet)
 
         values = self._parameter_values()
         source = self._description_from_parameters(values)
@@ -238,6 +284,8 @@ class DynamicsNode(Node):
         self.create_service(ComputeForwardDynamics, '~/compute_forward_dynamics',
                             self.compute_forward_dynamics_callback)
         self.create_service(SetPayload, '~/set_payload', self.set_payload_callback)
+        self.create_service(Trigger, '~/reset_external_torques',
+                            self.reset_external_torques_callback)
         self.add_on_set_parameters_callback(self.parameters_callback)
         self.create_timer(float(self.get_parameter('diagnostics_period').value),
                           self.diagnostics_callback)
@@ -271,6 +319,7 @@ class DynamicsNode(Node):
         self._joint_map = JointMap(base_model.joint_names)
         self._set_command_order(self.settings.command_joints)
         self._set_friction()
+        self._set_monitor('new robot model')
         self._latest = None
         self._reference = None
         self._warm_up()
@@ -295,6 +344,24 @@ class DynamicsNode(Node):
                                       'damping friction>: it adds nothing')
         elif self._friction is not None or was_on:
             self.get_logger().info('friction ' + self._friction_text())
+
+    def _set_monitor(self, reason):
+        """(Re)build the momentum observer for the model in use; ``reason`` for diagnostics."""
+        settings = self.settings
+        if self.model is None or settings.observer_gain <= 0.0:
+            self._monitor = None
+            self._observer_note = 'off (observer_gain 0)'
+            return
+        self._monitor = ContactMonitor(
+            self.model, settings.observer_gain, settings.contact_threshold,
+            settings.contact_hysteresis, settings.contact_frame or None, self._friction,
+            settings.observer_max_gap)
+        self._monitor.observer.reason = reason
+        self._out_external = JointState(name=list(self.model.joint_names))
+        self._contact_msg = ContactState(joint_names=list(self.model.joint_names),
+                                         thresholds=self._monitor.thresholds.tolist())
+        self._wrench_msg = WrenchStamped()
+        self._observer_note = f'waiting for a joint state with efforts ({reason})'
 
     def _friction_text(self):
         return 'on (viscous+Coulomb from the URDF)' if self._friction is not None else 'off'
@@ -336,6 +403,9 @@ class DynamicsNode(Node):
                 new_model = self._build_model(source, values)
                 joint_names = new_model.joint_names
             settings = Settings(values, joint_names)
+            model = new_model or self.model
+            if model is not None and settings.contact_frame:
+                model.frame(settings.contact_frame)  # InputError naming an unknown link
         except DenocError as err:
             return SetParametersResult(successful=False, reason=str(err))
         self.settings = settings
@@ -345,6 +415,8 @@ class DynamicsNode(Node):
             self._set_command_order(settings.command_joints)
             if 'friction' in changed:
                 self._set_friction()
+            if changed & set(OBSERVER_PARAMETERS):
+                self._set_monitor('observer parameters changed')
         return SetParametersResult(successful=True)
 
     # -- topics ----------------------------------------------------------------------------------
@@ -422,8 +494,75 @@ class DynamicsNode(Node):
             self._command_pub.publish(self._command_msg)
         if effort is not None and self._prediction_pub.get_subscription_count():
             self._publish_prediction(msg.header, q, qd, effort)
+        if self._monitor is not None:
+            self._observe(msg.header, q, qd, effort)
         self.stats.published += 1
         self.stats.compute_time(time.perf_counter() - start)
+
+    def _observe(self, header, q, qd, effort):
+        """Update the momentum observer and publish tau_ext, the contact and the wrench."""
+        monitor = self._monitor
+        if effort is None:
+            self._observer_note = 'no external torques: the joint states carry no efforts'
+            if monitor.observer.initialized:
+                monitor.reset('joint states without efforts')
+            return
+        stamp = header.stamp.sec + 1e-9 * header.stamp.nanosec
+        resets = monitor.observer.resets
+        try:
+            r, flags = monitor.update(stamp, q, qd, effort)
+        except DenocError as err:
+            monitor.reset(f'observer error: {err}')
+            self._reject(f'no external torques: {err}')
+            return
+        if monitor.observer.resets != resets:
+            self._observer_note = f'(re)started: {monitor.observer.reason}'
+            if resets:  # a restart after the first one: a gap, a backward stamp
+                self.get_logger().warning(f'external torque observer restarted: '
+                                          f'{monitor.observer.reason}',
+                                          throttle_duration_sec=2.0)
+        torques = r.tolist()
+        if not all_finite(torques):
+            monitor.reset('non-finite estimate')
+            self._reject('external torque estimate not finite: observer restarted')
+            return
+        if self._external_pub.get_subscription_count():
+            out = self._out_external
+            out.header = header
+            out.effort = torques
+            self._external_pub.publish(out)
+        if self._contact_pub.get_subscription_count():
+            contact = self._contact_msg
+            contact.header = header
+            contact.in_contact = bool(flags.any())
+            contact.external_torques = torques
+            contact.joint_in_contact = flags.tolist()
+            self._contact_pub.publish(contact)
+        if self._wrench_pub.get_subscription_count():
+            try:
+                w = monitor.wrench(q).tolist()
+            except DenocError as err:
+                self._reject(f'no external wrench: {err}')
+                return
+            if all_finite(w):
+                out = self._wrench_msg
+                out.header.stamp = header.stamp
+                out.header.frame_id = monitor.frame
+                f, m = out.wrench.force, out.wrench.torque
+                f.x, f.y, f.z, m.x, m.y, m.z = w
+                self._wrench_pub.publish(out)
+
+    def reset_external_torques_callback(self, request, response):
+        """Re-zero the momentum observer (std_srvs/Trigger)."""
+        if self._monitor is None:
+            response.success = False
+            response.message = ('the observer is off (observer_gain 0)' if self.model else
+                                'no robot model loaded yet')
+            return response
+        self._monitor.reset('reset_external_torques service')
+        self._observer_note = 'reset by the service; restarts at the next joint state'
+        response.success, response.message = True, 'external torque observer re-zeroed'
+        return response
 
     def _publish_prediction(self, header, q, qd, effort):
         horizon = self.settings.prediction_horizon
@@ -579,6 +718,7 @@ class DynamicsNode(Node):
             for name, (mass, com, tensor) in payloads.items():
                 model = attach_payload(model, name, mass, com, tensor)
             self._payloads, self.model = payloads, model
+            self._set_monitor(f'payload changed on {link}')
             r.link = link
             r.total_mass = float(np.sum(model.mass))
             self.get_logger().info(f'payload on {link}: {p.m} kg; moving mass now '
@@ -621,6 +761,9 @@ class DynamicsNode(Node):
             'compute_time_max_ms': f'{1e3 * s.compute_max:.3f}',
             'reference_active': self._active_reference() is not None,
             'friction': self._friction_text(),
+            'external_torques': self._observer_note,
+            'observer_restarts': self._monitor.observer.resets if self._monitor else 0,
+            'in_contact': bool(self._monitor.detector.in_contact) if self._monitor else False,
             'last_error': s.last_error,
         }
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
