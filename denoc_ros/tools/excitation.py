@@ -1,0 +1,228 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``denoc_excitation``: a periodic excitation trajectory for identification, within the limits.
+
+::
+
+    denoc_excitation --urdf ROBOT.urdf [--base-link L --tip-link L] [--duration 20]
+                     [--harmonics 5] [--friction none|viscous|coulomb|viscous+coulomb]
+                     [--armature] [--offset] [--start zero|free|Q1,Q2,...] [--safety 0.8]
+                     [--rate 100] [--seed 0] [--starts 1] --output traj.yaml [--csv traj.csv]
+
+Designs a finite Fourier series trajectory (Swevers et al. 1997) of period ``--duration``
+that minimises the condition number of the base regressor within the URDF's position,
+velocity and effort limits times ``--safety`` (:mod:`denoc_ros.identification.excitation`),
+and writes one period, ``--rate`` samples per second, end point included (the last point
+equals the first), as a trajectory_msgs/JointTrajectory YAML (the form ``ros2 topic pub`` and
+``ct_controller``'s ``trajectory_file`` read; play it with ``loop: true`` for several periods)
+and as CSV. The trajectory starts and ends at rest, at ``--start``: ``zero`` (default), the
+URDF's zero configuration, each joint moved into its limits where zero is outside them;
+``free``: where the optimum puts it; or positions in joint order. The arm must be brought
+there before the trajectory is played.
+
+Exit status 0 on success; bad input: one line on stderr and status 1 (2 for a usage error).
+"""
+
+import argparse
+import math
+import pathlib
+import sys
+
+import numpy as np
+
+from ..description import read_description
+from ..errors import DenocError, InputError
+from ..identification.excitation import (design_excitation, excitation_limits,
+                                         write_trajectory_csv, write_trajectory_yaml)
+from ..identification.parameters import FRICTION_CHOICES
+from ..urdf import load_urdf
+
+PROG = 'denoc_excitation'
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (``denoc_excitation: error: ...``)."""
+
+    def error(self, message):
+        """Print one line and exit with status 2."""
+        self.exit(2, f'{self.prog}: error: {message} (see --help)\n')
+
+
+class Progress:
+    """Progress on stderr: one line redrawn in place on a terminal, else every tenth iteration."""
+
+    def __init__(self, stream=None, every=10):
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty()
+        self.every = every
+        self.shown = False
+
+    def __call__(self, iteration, condition):
+        """Show the iteration and the best condition number so far."""
+        text = f'{PROG}: iteration {iteration:4d}, condition number {condition:10.4g}'
+        if self.tty:
+            self.stream.write(f'\r{text}')
+            self.shown = True
+        elif iteration % self.every == 0:
+            self.stream.write(text + '\n')
+        self.stream.flush()
+
+    def done(self):
+        """End a line redrawn in place."""
+        if self.shown:
+            self.stream.write('\n')
+            self.stream.flush()
+            self.shown = False
+
+
+def _parser():
+    parser = _Parser(
+        prog=PROG, description='Design a periodic excitation trajectory (finite Fourier '
+        "series) that minimises the base regressor's condition number within the URDF's "
+        'limits, and write it as a JointTrajectory YAML and a CSV.')
+    parser.add_argument('--urdf', required=True,
+                        help='robot description: URDF or xacro file, or a bundled name')
+    parser.add_argument('--base-link', default=None, help='first link of the chain')
+    parser.add_argument('--tip-link', default=None, help='last link of the chain')
+    parser.add_argument('--duration', type=float, default=20.0,
+                        help='period of the trajectory [s] (default 20)')
+    parser.add_argument('--harmonics', type=int, default=5,
+                        help='harmonics of the Fourier series, at least 2 (default 5)')
+    parser.add_argument('--friction', choices=sorted(FRICTION_CHOICES),
+                        default='viscous+coulomb', help='joint friction to be identified')
+    parser.add_argument('--armature', action='store_true',
+                        help='a reflected rotor inertia per joint is to be identified too')
+    parser.add_argument('--offset', action='store_true',
+                        help='a constant effort offset per joint is to be identified too')
+    parser.add_argument('--start', default='zero', metavar='zero|free|Q1,Q2,...',
+                        help='where the trajectory starts at rest (default: zero)')
+    parser.add_argument('--safety', type=float, default=0.8,
+                        help='fraction of each URDF limit to use (default 0.8)')
+    parser.add_argument('--rate', type=float, default=100.0,
+                        help='sample rate of the written trajectory [Hz] (default 100)')
+    parser.add_argument('--samples', type=int, default=None,
+                        help='design grid points per period (default 30 per harmonic, >= 100)')
+    parser.add_argument('--seed', type=int, default=0, help='seed of the random start')
+    parser.add_argument('--starts', type=int, default=1,
+                        help='random starts, the best result is kept (default 1)')
+    parser.add_argument('--max-iterations', type=int, default=100,
+                        help='optimiser iterations per start (default 100)')
+    parser.add_argument('--output', required=True, metavar='traj.yaml',
+                        help='the JointTrajectory YAML to write')
+    parser.add_argument('--csv', default=None, metavar='traj.csv',
+                        help='the CSV to write (default: --output with .csv)')
+    return parser
+
+
+def _start(text, model, safety):
+    """Return ``(start or None, note)`` from ``--start``."""
+    word = text.strip().lower()
+    if word == 'free':
+        return None, ''
+    limits = excitation_limits(model, safety)
+    if word == 'zero':
+        zero = np.zeros(model.dof)
+        start = np.clip(zero, limits.lower, limits.upper)
+        moved = [f'{j} to {s:.4g}' for j, s in zip(model.joint_names, start) if s != 0.0]
+        note = (' (zero is outside the limits of ' + ', '.join(moved) + ')') if moved else ''
+        return start, note
+    try:
+        start = np.array([float(v) for v in text.split(',')])
+    except ValueError:
+        raise InputError(f'--start {text!r}: expected zero, free or {model.dof} comma-separated '
+                         'positions') from None
+    if start.size != model.dof:
+        raise InputError(f'--start has {start.size} positions; the chain has {model.dof} joints '
+                         f'({", ".join(model.joint_names)})')
+    return start, ''
+
+
+def _fraction(value):
+    return '    -' if not math.isfinite(value) else f'{value:5.2f}'
+
+
+def run(args, stdout=None, stderr=None):
+    """Design and write the trajectory as ``args`` say; return the ExcitationResult."""
+    stdout = stdout if stdout is not None else sys.stdout
+    for name in ('duration', 'rate'):
+        value = getattr(args, name)
+        if not (math.isfinite(value) and value > 0.0):
+            raise InputError(f'--{name} must be positive, got {value:g}')
+    output = pathlib.Path(args.output)
+    csv = pathlib.Path(args.csv) if args.csv else output.with_suffix('.csv')
+    if csv.resolve() == output.resolve():
+        raise InputError(f'--csv and --output are the same file {output}')
+    text = read_description(args.urdf)
+    model = load_urdf(text, base_link=args.base_link, tip_link=args.tip_link)
+    terms = FRICTION_CHOICES[args.friction] + (('offset',) if args.offset else ()) \
+        + (('armature',) if args.armature else ())
+    start, note = _start(args.start, model, args.safety)
+    progress = Progress(stderr)
+    try:
+        result = design_excitation(model, duration=args.duration, harmonics=args.harmonics,
+                                   samples=args.samples, joint_terms=terms, seed=args.seed,
+                                   max_iterations=args.max_iterations, progress=progress,
+                                   safety=args.safety, start=start, starts=args.starts)
+    finally:
+        progress.done()
+    t, q, qd, qdd = result.sampled(args.rate)
+    comment = (f'{PROG}: {args.urdf}, period {result.duration:g} s, {result.harmonics} '
+               f'harmonics, condition number {result.condition:.4g} (columns scaled)\n'
+               'Starts and ends at rest at the first point: bring the arm there first; '
+               'loop it for several periods.')
+    write_trajectory_yaml(output, model.joint_names, t, q, qd, qdd, comment=comment)
+    write_trajectory_csv(csv, model.joint_names, t, q, qd, qdd)
+
+    def say(line):
+        stdout.write(f'{PROG}: {line}\n')
+    say(f'{model.dof} joints, period {result.duration:g} s, {result.harmonics} harmonics, '
+        f'{result.base.rank} base parameters (friction {args.friction}'
+        + (', armature' if args.armature else '') + (', offset' if args.offset else '') + ')')
+    say(f'condition number {result.condition:.4g} (base regressor, columns scaled to unit '
+        f'norm; the random start: {result.initial_condition:.4g}); unscaled '
+        f'{result.condition_unscaled:.4g} (the random start: '
+        f'{result.initial_condition_unscaled:.4g})')
+    say(f'fraction of each URDF limit used (safety factor {args.safety:g}; - : no limit):')
+    width = max(len(j) for j in model.joint_names)
+    stdout.write(f'  {"joint":<{width}}  position  velocity  effort\n')
+    for j, name in enumerate(model.joint_names):
+        stdout.write(f'  {name:<{width}}     {_fraction(result.usage["position"][j])}     '
+                     f'{_fraction(result.usage["velocity"][j])}   '
+                     f'{_fraction(result.usage["effort"][j])}\n')
+    positions = ', '.join(f'{v + 0.0:.4g}' for v in np.round(result.start, 9))
+    say(f'starts and ends at rest at [{positions}]{note}: bring the arm there first')
+    say(f'wrote {output} and {csv}: {t.size} points over one period at {args.rate:g} Hz, in '
+        f'{result.elapsed:.3g} s ({result.iterations} iterations)')
+    return result
+
+
+def main(argv=None):
+    """Run the command line; return the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        run(args)
+    except (DenocError, OSError) as err:
+        message = ' '.join(str(err).split())
+        sys.stderr.write(f'{PROG}: error: {message}\n')
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write(f'{PROG}: interrupted\n')
+        return 130
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
