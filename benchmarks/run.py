@@ -55,6 +55,11 @@ Sections (``--only``):
     ``computeFrameJacobian`` (``LOCAL_WORLD_ALIGNED``, a foot frame) at one random state (unit
     quaternion), then 10,000 random states in one call of ours against a Python loop of 10,000
     single Pinocchio calls.
+``identification``
+    the joint-torque regressor (``denoc_ros.regressor``) against Pinocchio's
+    ``computeJointTorqueRegressor`` per call on the three robots above, and on 100,000 random
+    states of the bundled Panda in one call against a Python loop of single Pinocchio calls.
+    The whole ``denoc_identify`` on a long bag is ``benchmarks/identify_cli.py``.
 ``startup``
     first-call cost: a fresh ``python`` subprocess imports denoc_ros, loads the bundled Panda and
     calls each function once, timed with ``time.perf_counter`` inside the child. *Cold*: numba's
@@ -100,7 +105,7 @@ sys.path.insert(0, str(HERE))
 from dh_to_urdf import dh_to_urdf, make_physical, rigid_body_only  # noqa: E402, I100
 
 TOL = 1e-9
-SECTIONS = ('pinocchio', 'rtb', 'batch', 'floating', 'startup')
+SECTIONS = ('pinocchio', 'rtb', 'batch', 'floating', 'identification', 'startup')
 
 
 class MismatchError(RuntimeError):
@@ -117,6 +122,7 @@ class Settings:
         self.min_time = 0.0005 if quick else 0.1  # seconds per repeat (number of calls adapts)
         self.batch_states = 200 if quick else 10_000
         self.batch_repeats = 1 if quick else 3
+        self.regressor_states = 500 if quick else 100_000
 
 
 def calls_per_repeat(timer, settings):
@@ -438,6 +444,47 @@ def section_rtb(rtb, settings, tables):
         notes += [f'inertia repair: {r}' for r in repairs]
         print_table(compare_and_time(f'{name} vs Robotics Toolbox {rtb.__version__}',
                                      rtb_pairs(robot, model), settings, notes), tables)
+
+
+# -- identification ------------------------------------------------------------------------------
+def section_identification(pin, settings, tables):
+    """The joint-torque regressor per call and on 100,000 states, against Pinocchio."""
+    table = Table(f'Joint-torque regressor vs Pinocchio {pin.__version__} '
+                  '(computeJointTorqueRegressor)',
+                  ['robot', 'ours [us/call]', 'theirs [us/call]', 'ours/theirs',
+                   'max rel. diff'],
+                  ['one random state per robot; Y of shape (n, 10 n), results checked equal '
+                   '(1e-9)'])
+    robots = load_pinocchio_robots(pin)
+    for robot in robots:
+        m, pm, pd = robot.ours, robot.pmodel, robot.pdata
+        q, qd, qdd, _ = random_state(m, 11)
+        pq, pv, pa = (robot.to_pin(x) for x in (q, qd, qdd))
+        err = check_close(f'{robot.label} regressor', dr.regressor(m, q, qd, qdd),
+                          pin.computeJointTorqueRegressor(pm, pd, pq, pv, pa))
+        ours, theirs = time_pair(lambda: dr.regressor(m, q, qd, qdd),
+                                 lambda: pin.computeJointTorqueRegressor(pm, pd, pq, pv, pa),
+                                 settings)
+        table.add(robot.label, fmt_us(ours), fmt_us(theirs), fmt_ratio(ours / theirs),
+                  f'{err:.0e}')
+    print_table(table, tables)
+    robot = robots[1]
+    m, pm, pd = robot.ours, robot.pmodel, robot.pdata
+    N = settings.regressor_states
+    Q, QD, QDD, _ = random_batch(m, N, 12)
+    PQ, PV, PA = (robot.to_pin(x) for x in (Q, QD, QDD))
+    table = Table(f'Regressor on {N:,} random states, {robot.label}',
+                  ['function', 'their call', 'ours [ms]', 'theirs [ms]', 'ours/theirs',
+                   'ours [states/s]'],
+                  [f'ours: one call with q of shape ({N}, {m.nq}), result ({N}, 7, 70); '
+                   'theirs: a Python loop of single calls (results collected into an '
+                   'array); checked equal (1e-9)'], left=2)
+    batch_row(table, 'regressor', 'computeJointTorqueRegressor', N,
+              lambda: dr.regressor(m, Q, QD, QDD),
+              lambda: np.array([pin.computeJointTorqueRegressor(pm, pd, *r).copy()
+                                for r in zip(PQ, PV, PA)]),
+              N, lambda x, y: check_close('regressor batch', x, y), settings)
+    print_table(table, tables)
 
 
 # -- batches -------------------------------------------------------------------------------------
@@ -842,7 +889,7 @@ def main(argv=None):
         header.append('--quick: tiny repeat counts, the numbers are not meaningful')
     print('\n'.join(header), end='\n\n', flush=True)
     pin = rtb = None
-    if {'pinocchio', 'batch', 'floating'} & set(sections):
+    if {'pinocchio', 'batch', 'floating', 'identification'} & set(sections):
         import pinocchio as pin
     if {'rtb', 'batch'} & set(sections):
         with warnings.catch_warnings():
@@ -858,6 +905,8 @@ def main(argv=None):
             section_batch(pin, rtb, settings, tables)
         if 'floating' in sections:
             section_floating(pin, settings, tables)
+        if 'identification' in sections:
+            section_identification(pin, settings, tables)
         if 'startup' in sections:
             section_startup(args, tables)
     except MismatchError as err:

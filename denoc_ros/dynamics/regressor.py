@@ -60,57 +60,16 @@ def origin_reals(reals):
 
 
 @jit
-def body_block(kin, t, t_dot, i, W):
+def regressor_state(ints, reals0, q, qd, qdd, kin, P, mot, Y):
     """
-    Write ``R_i A_i`` into W (6, 10): body i's wrench [n; f] about O_i, base axes, per parameter.
+    Write the regressor ``Y`` (nv, 10 nb) of one state; ``reals0`` from origin_reals.
 
-    ``A_i`` (the module docstring) is built in body axes from the motion of ``O_i``, then
-    rotated to the base axes in which the columns P are expressed.
+    Block ``(b, i)`` is ``P_b^T X A_i`` with ``A_i`` of the module docstring: with the column
+    carried to O_i, ``a = P_ang`` and ``c = P_lin + P_ang x (O_i - O_j)`` (so that
+    ``P_b^T [n + r x f; f] = a . n + c . f``), both turned into body i's axes, the ten entries
+    are ``c . a_O`` (m), ``(S^T c + a_O x a)_k`` (h, ``S = alpha x 1 + w x w x 1``), and
+    ``a . L(alpha) + (a x w) . L(w)`` (inertia), ``L(x)`` the 3x6 map ``I x = L(x) I_vec``.
     """
-    R = kin[i, _R:_R + 9]
-    # Body-axis motion: R^T times the base-axis vectors.
-    w0 = R[0] * t[i, 0] + R[3] * t[i, 1] + R[6] * t[i, 2]
-    w1 = R[1] * t[i, 0] + R[4] * t[i, 1] + R[7] * t[i, 2]
-    w2 = R[2] * t[i, 0] + R[5] * t[i, 1] + R[8] * t[i, 2]
-    b0 = R[0] * t_dot[i, 0] + R[3] * t_dot[i, 1] + R[6] * t_dot[i, 2]
-    b1 = R[1] * t_dot[i, 0] + R[4] * t_dot[i, 1] + R[7] * t_dot[i, 2]
-    b2 = R[2] * t_dot[i, 0] + R[5] * t_dot[i, 1] + R[8] * t_dot[i, 2]
-    a0 = R[0] * t_dot[i, 3] + R[3] * t_dot[i, 4] + R[6] * t_dot[i, 5]
-    a1 = R[1] * t_dot[i, 3] + R[4] * t_dot[i, 4] + R[7] * t_dot[i, 5]
-    a2 = R[2] * t_dot[i, 3] + R[5] * t_dot[i, 4] + R[8] * t_dot[i, 5]
-    A = np.zeros((6, 10))
-    # m: f = a.
-    A[3, 0], A[4, 0], A[5, 0] = a0, a1, a2
-    # h = m c: f = (alpha x 1 + w w^T - |w|^2 1) h, n = h x a = -(a x 1) h.
-    ww = w0 * w0 + w1 * w1 + w2 * w2
-    A[3, 1], A[3, 2], A[3, 3] = w0 * w0 - ww, w0 * w1 - b2, w0 * w2 + b1
-    A[4, 1], A[4, 2], A[4, 3] = w1 * w0 + b2, w1 * w1 - ww, w1 * w2 - b0
-    A[5, 1], A[5, 2], A[5, 3] = w2 * w0 - b1, w2 * w1 + b0, w2 * w2 - ww
-    A[0, 2], A[0, 3] = a2, -a1
-    A[1, 1], A[1, 3] = -a2, a0
-    A[2, 1], A[2, 2] = a1, -a0
-    # I about O_i: n = L(alpha) + w x L(w), I x = L(x) [Ixx Ixy Iyy Ixz Iyz Izz].
-    # Columns of L(x): Ixx (x0,0,0), Ixy (x1,x0,0), Iyy (0,x1,0), Ixz (x2,0,x0), Iyz (0,x2,x1),
-    # Izz (0,0,x2).
-    A[0, 4], A[0, 5], A[1, 5], A[1, 6] = b0, b1, b0, b1
-    A[0, 7], A[2, 7], A[1, 8], A[2, 8], A[2, 9] = b2, b0, b2, b1, b2
-    L = ((w0, 0.0, 0.0), (w1, w0, 0.0), (0.0, w1, 0.0), (w2, 0.0, w0), (0.0, w2, w1),
-         (0.0, 0.0, w2))
-    for c in range(6):
-        x0, x1, x2 = cross(w0, w1, w2, L[c][0], L[c][1], L[c][2])
-        A[0, 4 + c] += x0
-        A[1, 4 + c] += x1
-        A[2, 4 + c] += x2
-    for c in range(10):
-        for h in range(2):
-            u0, u1, u2 = A[3 * h, c], A[3 * h + 1, c], A[3 * h + 2, c]
-            for r in range(3):
-                W[3 * h + r, c] = R[3 * r] * u0 + R[3 * r + 1] * u1 + R[3 * r + 2] * u2
-
-
-@jit
-def regressor_state(ints, reals0, q, qd, qdd, kin, P, mot, W, Y):
-    """Write the regressor ``Y`` (nv, 10 nb) of one state; ``reals0`` from origin_reals."""
     nb = ints.shape[0]
     forward_kinematics(ints, reals0, q, kin, P)
     t, t_dot = mot[:, _T:_T + 6], mot[:, _TD:_TD + 6]
@@ -120,20 +79,50 @@ def regressor_state(ints, reals0, q, qd, qdd, kin, P, mot, W, Y):
         for c in range(Y.shape[1]):
             Y[r, c] = 0.0
     for i in range(nb):
-        body_block(kin, t, t_dot, i, W)
-        # Carry the wrench to each joint j that bears body i (i and its ancestors), as a moment
-        # about O_j, and project it on the joint's columns P (here at O_j: d_j = 0).
+        R = kin[i, _R:_R + 9]
+        # Motion of O_i in body axes: R^T times the base-axis vectors.
+        w0 = R[0] * t[i, 0] + R[3] * t[i, 1] + R[6] * t[i, 2]
+        w1 = R[1] * t[i, 0] + R[4] * t[i, 1] + R[7] * t[i, 2]
+        w2 = R[2] * t[i, 0] + R[5] * t[i, 1] + R[8] * t[i, 2]
+        b0 = R[0] * t_dot[i, 0] + R[3] * t_dot[i, 1] + R[6] * t_dot[i, 2]
+        b1 = R[1] * t_dot[i, 0] + R[4] * t_dot[i, 1] + R[7] * t_dot[i, 2]
+        b2 = R[2] * t_dot[i, 0] + R[5] * t_dot[i, 1] + R[8] * t_dot[i, 2]
+        x0 = R[0] * t_dot[i, 3] + R[3] * t_dot[i, 4] + R[6] * t_dot[i, 5]
+        x1 = R[1] * t_dot[i, 3] + R[4] * t_dot[i, 4] + R[7] * t_dot[i, 5]
+        x2 = R[2] * t_dot[i, 3] + R[5] * t_dot[i, 4] + R[8] * t_dot[i, 5]
+        # S = alpha x 1 + w w^T - |w|^2 1 (the first moments' force per unit h).
+        ww = w0 * w0 + w1 * w1 + w2 * w2
+        S00, S01, S02 = w0 * w0 - ww, w0 * w1 - b2, w0 * w2 + b1
+        S10, S11, S12 = w1 * w0 + b2, w1 * w1 - ww, w1 * w2 - b0
+        S20, S21, S22 = w2 * w0 - b1, w2 * w1 + b0, w2 * w2 - ww
+        col = 10 * i
         j = i
         while j >= 0:
             r0, r1, r2 = (kin[i, _O] - kin[j, _O], kin[i, _O + 1] - kin[j, _O + 1],
                           kin[i, _O + 2] - kin[j, _O + 2])
-            for c in range(10):
-                f0, f1, f2 = W[3, c], W[4, c], W[5, c]
-                x0, x1, x2 = cross(r0, r1, r2, f0, f1, f2)
-                n0, n1, n2 = W[0, c] + x0, W[1, c] + x1, W[2, c] + x2
-                for b in range(ints[j, V0], ints[j, V0] + ints[j, NV]):
-                    Y[b, 10 * i + c] = (P[b, 0] * n0 + P[b, 1] * n1 + P[b, 2] * n2
-                                        + P[b, 3] * f0 + P[b, 4] * f1 + P[b, 5] * f2)
+            for k in range(ints[j, V0], ints[j, V0] + ints[j, NV]):
+                p0, p1, p2 = P[k, 0], P[k, 1], P[k, 2]
+                y0, y1, y2 = cross(p0, p1, p2, r0, r1, r2)
+                c0, c1, c2 = P[k, 3] + y0, P[k, 4] + y1, P[k, 5] + y2
+                # Into body i's axes.
+                a0 = R[0] * p0 + R[3] * p1 + R[6] * p2
+                a1 = R[1] * p0 + R[4] * p1 + R[7] * p2
+                a2 = R[2] * p0 + R[5] * p1 + R[8] * p2
+                d0 = R[0] * c0 + R[3] * c1 + R[6] * c2
+                d1 = R[1] * c0 + R[4] * c1 + R[7] * c2
+                d2 = R[2] * c0 + R[5] * c1 + R[8] * c2
+                u0, u1, u2 = cross(x0, x1, x2, a0, a1, a2)
+                g0, g1, g2 = cross(a0, a1, a2, w0, w1, w2)
+                Y[k, col] = d0 * x0 + d1 * x1 + d2 * x2
+                Y[k, col + 1] = S00 * d0 + S10 * d1 + S20 * d2 + u0
+                Y[k, col + 2] = S01 * d0 + S11 * d1 + S21 * d2 + u1
+                Y[k, col + 3] = S02 * d0 + S12 * d1 + S22 * d2 + u2
+                Y[k, col + 4] = a0 * b0 + g0 * w0
+                Y[k, col + 5] = a0 * b1 + a1 * b0 + g0 * w1 + g1 * w0
+                Y[k, col + 6] = a1 * b1 + g1 * w1
+                Y[k, col + 7] = a0 * b2 + a2 * b0 + g0 * w2 + g2 * w0
+                Y[k, col + 8] = a1 * b2 + a2 * b1 + g1 * w2 + g2 * w1
+                Y[k, col + 9] = a2 * b2 + g2 * w2
             j = ints[j, PARENT]
 
 
@@ -147,8 +136,7 @@ def regressor_one(ints, reals, q, qd, qdd, out):
             and configuration_ok(ints, q) and all_finite(qd) and all_finite(qdd)):
         return K.BAD_INPUT
     kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
-    regressor_state(ints, origin_reals(reals), q, qd, qdd, kin, P, mot, np.empty((6, 10)),
-                    out)
+    regressor_state(ints, origin_reals(reals), q, qd, qdd, kin, P, mot, out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
@@ -157,9 +145,9 @@ def regressor_batch(ints, reals, q, qd, qdd, out):
     """Write the regressor of each row of (B, nq) states into ``out`` (B, nv, 10 nb)."""
     nb, nv = ints.shape[0], qd.shape[1]
     kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
-    W, reals0 = np.empty((6, 10)), origin_reals(reals)
+    reals0 = origin_reals(reals)
     for b in range(q.shape[0]):
-        regressor_state(ints, reals0, q[b], qd[b], qdd[b], kin, P, mot, W, out[b])
+        regressor_state(ints, reals0, q[b], qd[b], qdd[b], kin, P, mot, out[b])
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
