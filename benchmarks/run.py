@@ -448,7 +448,7 @@ def section_rtb(rtb, settings, tables):
 
 # -- identification ------------------------------------------------------------------------------
 def section_identification(pin, settings, tables):
-    """The joint-torque regressor per call and on 100,000 states, against Pinocchio."""
+    """Time the joint-torque regressor per call and on 100,000 states against Pinocchio."""
     table = Table(f'Joint-torque regressor vs Pinocchio {pin.__version__} '
                   '(computeJointTorqueRegressor)',
                   ['robot', 'ours [us/call]', 'theirs [us/call]', 'ours/theirs',
