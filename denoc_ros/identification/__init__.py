@@ -24,10 +24,13 @@ estimation.py               normal equations by chunks, (weighted) least squares
                             physically consistent fit
 data.py                     recordings (rosbag2, CSV, NPZ), filtering, differentiation
 excitation.py               periodic excitation trajectories (finite Fourier series)
+pipeline.py                 identify(): samples -> base parameters, fits, validation
+report.py                   report.json, plots and index.html
 urdf_output.py              the identified URDF
 ==========================  ================================================================
 
-The regressor kernel itself is :mod:`denoc_ros.dynamics.regressor`, beside inverse dynamics.
+The regressor kernel itself is :mod:`denoc_ros.dynamics.regressor`, beside inverse dynamics;
+the command-line tools are :mod:`denoc_ros.tools.identify` and :mod:`denoc_ros.tools.excitation`.
 """
 
 from .parameters import (inertial_parameters, joint_columns, ParameterLayout,
