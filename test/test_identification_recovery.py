@@ -27,11 +27,11 @@ held-out motion in the other. ``denoc_identify`` is run from the nominal URDF, a
 * on the held-out motion its torque NRMSE is below 3 % while the nominal URDF's is far worse;
 * OUT.urdf loads, its bodies are physical, and it carries the identified friction.
 
-Measured here (seed 2026): held-out NRMSE nominal 23.6 %, identified 1.9 %. Friction carries a
-known bias: the 10 Hz zero-phase filter smears the Coulomb step of the efforts at every
-velocity reversal while the Coulomb column switches sharply, so the fit trades Coulomb for
-viscous friction (Coulomb 3-6 % low, viscous 5-40 % high here); filtering the regressor's
-Coulomb column like the efforts ("parallel filtering") would remove it.
+Measured here (seed 2026): held-out NRMSE nominal 23.6 %, identified 0.15 %; friction within
+1 % (Coulomb) and 3 % (viscous). The Coulomb column is filtered like the efforts ("parallel
+filtering", data.Samples.coulomb): without it the 10 Hz filter's smearing of the Coulomb step
+at each velocity reversal made the fit trade Coulomb for viscous friction (Coulomb 3-6 % low,
+viscous 5-40 % high) and the held-out NRMSE was 1.9 %.
 """
 
 import json
@@ -141,13 +141,13 @@ def test_held_out_torque_error(identified):
     print(f"\nheld-out NRMSE: nominal {100 * v['nrmse_nominal']:.2f} %, identified "
           f"{100 * v['nrmse_identified']:.2f} %")
     assert v['nrmse_identified'] < 0.03
-    assert v['nrmse_nominal'] > 4 * v['nrmse_identified']
+    assert v['nrmse_nominal'] > 10 * v['nrmse_identified']
     for joint, numbers in v['joints'].items():
-        assert numbers['nrmse_identified'] < 0.05, (joint, numbers)
+        assert numbers['nrmse_identified'] < 0.01, (joint, numbers)
 
 
 def test_base_parameters_near_the_truth(identified):
-    """The inertial base parameters determined to 1 % lie within 2 % + 4 sigma of the truth."""
+    """The base parameters determined to 1 % lie within 2 % + 4 sigma of the truth's."""
     report, nominal, true = identified['report'], identified['nominal'], identified['true']
     terms = ('viscous', 'coulomb')
     layout = ParameterLayout.of(nominal, terms)
@@ -158,13 +158,12 @@ def test_base_parameters_near_the_truth(identified):
     checked = 0
     for k, row in enumerate(rows):
         assert row['relation'] == base.relation_text(k)
-        friction = row['relation'].endswith(('.viscous', '.coulomb'))  # see the docstring
-        if row['sigma_percent'] < 1.0 and not friction:
+        if row['sigma_percent'] < 1.0:
             checked += 1
             sigma = row['sigma_percent'] / 100 * abs(row['value'])
             assert abs(row['value'] - truth[k]) <= 0.02 * abs(truth[k]) + 4 * sigma, \
                 (row, truth[k])
-    assert checked >= 5
+    assert checked >= 19
 
 
 def test_identified_urdf_is_physical_with_friction(identified):
@@ -174,8 +173,8 @@ def test_identified_urdf_is_physical_with_friction(identified):
     assert model.joint_names == true.joint_names
     report = identified['report']
     assert np.allclose(model.damping, list(report['joint_terms']['viscous'].values()))
-    assert np.allclose(model.friction, true.friction, rtol=0.1)  # see the module docstring
-    assert np.allclose(model.damping, true.damping, rtol=0.5)
+    assert np.allclose(model.friction, true.friction, rtol=0.01)
+    assert np.allclose(model.damping, true.damping, rtol=0.05)
 
 
 def test_bad_data_exit_with_one_line(identified, tmp_path, capsys):

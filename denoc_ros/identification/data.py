@@ -972,6 +972,10 @@ class FilterSettings:
     splits the recording into segments, filtered separately; shorter gaps (a few dropped
     messages) are bridged by the linear resampling. Default 10 (10 ms at 1 kHz, a tenth of a
     period of the cut-off frequency).
+
+    ``coulomb_smoothing`` (rad/s or m/s): the velocity scale ``v_s`` of the Coulomb column
+    ``tanh(qd / v_s)``, which is filtered like the efforts ("parallel filtering", see
+    :class:`Samples`); the friction model's default.
     """
 
     cutoff: float = 10.0
@@ -979,6 +983,7 @@ class FilterSettings:
     decimate: int = None
     trim: float = None
     max_gap: float = 10.0
+    coulomb_smoothing: float = 1e-3
 
 
 @dataclass(frozen=True)
@@ -988,6 +993,13 @@ class Samples:
 
     Columns in the order of ``joint_names``; ``segments`` continuous pieces of recording
     contributed (their samples are concatenated in time order).
+
+    ``coulomb`` (M, n): the Coulomb friction column ``tanh(qd / v_s)`` computed at the full
+    rate and then low-pass filtered like the efforts. The efforts' Coulomb step at a velocity
+    reversal is smeared by the filter; the sign of the filtered velocity is not. Regressing
+    the filtered efforts on the filtered sign (Gautier's parallel filtering) removes the bias
+    the mismatch causes (Coulomb levels found too low, viscous ones too high). None when the
+    samples were made otherwise.
     """
 
     time: np.ndarray
@@ -997,6 +1009,7 @@ class Samples:
     tau: np.ndarray
     joint_names: tuple
     segments: int
+    coulomb: np.ndarray = None
 
 
 def _check_settings(settings):
@@ -1022,6 +1035,9 @@ def _check_settings(settings):
         bad('trim', 'None or a non-negative number of seconds', settings.trim)
     if not (isinstance(settings.max_gap, (int, float)) and settings.max_gap > 1):
         bad('max_gap', 'a number of sample periods greater than 1', settings.max_gap)
+    if not (isinstance(settings.coulomb_smoothing, (int, float))
+            and settings.coulomb_smoothing > 0):
+        bad('coulomb_smoothing', 'a positive velocity', settings.coulomb_smoothing)
 
 
 def prepare_samples(recording, settings=FilterSettings()):
@@ -1092,7 +1108,7 @@ def prepare_samples(recording, settings=FilterSettings()):
         uniform = m == tr.size and np.abs(tr - grid).max() <= 1e-3 * dt
         keep = slice(n_trim, m - n_trim, k)
         kept = grid[keep]
-        out = [t[i0] + kept] + [np.empty((kept.size, n)) for _ in range(4)]
+        out = [t[i0] + kept] + [np.empty((kept.size, n)) for _ in range(5)]
         for j in range(n):
             q = smooth(position[i0:i1, j], uniform, tr, grid)
             qd = (smooth(velocity[i0:i1, j], uniform, tr, grid) if velocity is not None
@@ -1100,6 +1116,7 @@ def prepare_samples(recording, settings=FilterSettings()):
             out[1][:, j] = q[keep]
             out[2][:, j] = qd[keep]
             out[3][:, j] = np.gradient(qd, dt)[keep]
+            out[5][:, j] = sosfiltfilt(sos, np.tanh(qd / settings.coulomb_smoothing))[keep]
             del q, qd
             out[4][:, j] = smooth(effort[i0:i1, j], uniform, tr, grid)[keep]
         pieces.append(out)
@@ -1112,5 +1129,5 @@ def prepare_samples(recording, settings=FilterSettings()):
         raise DataError(f'{where}: only {total} samples left after filtering, trimming '
                         f'{trim:.3g} s at the ends of {len(bounds)} segment(s) and decimating by '
                         f'{k} (at least {MIN_SAMPLES} needed)')
-    time, q, qd, qdd, tau = (np.concatenate([p[i] for p in pieces]) for i in range(5))
-    return Samples(time, q, qd, qdd, tau, names, len(pieces))
+    time, q, qd, qdd, tau, coulomb = (np.concatenate([p[i] for p in pieces]) for i in range(6))
+    return Samples(time, q, qd, qdd, tau, names, len(pieces), coulomb)

@@ -139,14 +139,16 @@ def _smooth_sign(qd, smoothing):
     return np.tanh(qd / smoothing)
 
 
-def joint_columns(model, qd, qdd, terms=('viscous', 'coulomb'), smoothing=DEFAULT_SMOOTHING):
+def joint_columns(model, qd, qdd, terms=('viscous', 'coulomb'), smoothing=DEFAULT_SMOOTHING,
+                  coulomb=None):
     """
     Return the joint columns of the full regressor, shape ``(..., n, len(terms) n)``.
 
     ``terms``: any of :data:`JOINT_TERMS`, in that order; term ``k``'s column for joint ``j``
     is column ``k n + j``: ``qd_j`` (viscous), ``tanh(qd_j / smoothing)`` (Coulomb; ``sign``
     for ``smoothing=0``), ``1`` (offset) or ``qdd_j`` (armature), in row ``j`` only. Fixed-base
-    models only.
+    models only. ``coulomb`` (optional, like ``qd``) replaces the Coulomb column's values: the
+    filtered sign of :class:`denoc_ros.identification.data.Samples`.
     """
     check_model(model)
     if model.floating:
@@ -155,12 +157,18 @@ def joint_columns(model, qd, qdd, terms=('viscous', 'coulomb'), smoothing=DEFAUL
     if unknown:
         raise InputError(f'unknown joint terms {unknown}; choose from {", ".join(JOINT_TERMS)}')
     terms = [t for t in JOINT_TERMS if t in terms]
-    batch, (qd, qdd), _ = prepare(model, (('qd', qd), ('qdd', qdd)))
+    if coulomb is not None and 'coulomb' in terms:
+        batch, (qd, qdd, coulomb), _ = prepare(model, (('qd', qd), ('qdd', qdd),
+                                                       ('coulomb', coulomb)))
+    else:
+        batch, (qd, qdd), _ = prepare(model, (('qd', qd), ('qdd', qdd)))
+        coulomb = None
     n = model.dof
     out = np.zeros((qd.shape[0], n, len(terms) * n))
     rows = np.arange(n)
     for k, term in enumerate(terms):
-        value = {'viscous': lambda: qd, 'coulomb': lambda: _smooth_sign(qd, smoothing),
+        value = {'viscous': lambda: qd,
+                 'coulomb': lambda: _smooth_sign(qd, smoothing) if coulomb is None else coulomb,
                  'offset': lambda: np.ones_like(qd), 'armature': lambda: qdd}[term]()
         out[:, rows, k * n + rows] = value
     return finish(batch, out, 'joint_columns')
@@ -213,12 +221,17 @@ class ParameterLayout:
         """Return the number of body (inertial) columns, 10 n."""
         return PARAMETERS_PER_BODY * self.n
 
-    def regressor(self, model, q, qd, qdd):
-        """Return the full regressor ``[Y | joint columns]``, shape ``(..., n, size)``."""
+    def regressor(self, model, q, qd, qdd, coulomb=None):
+        """
+        Return the full regressor ``[Y | joint columns]``, shape ``(..., n, size)``.
+
+        ``coulomb``: the Coulomb column's values if not ``tanh(qd / smoothing)`` (see
+        :func:`joint_columns`).
+        """
         Y = regressor(model, q, qd, qdd)
         if not self.joint_terms:
             return Y
-        J = joint_columns(model, qd, qdd, self.joint_terms, self.smoothing)
+        J = joint_columns(model, qd, qdd, self.joint_terms, self.smoothing, coulomb)
         J = np.broadcast_to(J, Y.shape[:-1] + J.shape[-1:])
         return np.concatenate((Y, J), axis=-1)
 

@@ -57,20 +57,20 @@ class Identification:
     predictions: Optional[Tuple[np.ndarray, ...]] = None   # (time, measured, nominal, identified)
 
 
-def _chunks(samples, size):
+def _regressor_chunks(layout, model, samples, size):
+    """Yield ``(W, tau)`` chunk by chunk (the filtered Coulomb column where there is one)."""
+    coulomb = getattr(samples, 'coulomb', None)
     for start in range(0, samples.q.shape[0], size):
-        stop = start + size
-        yield (samples.q[start:stop], samples.qd[start:stop], samples.qdd[start:stop],
-               samples.tau[start:stop])
+        s = slice(start, start + size)
+        W = layout.regressor(model, samples.q[s], samples.qd[s], samples.qdd[s],
+                             None if coulomb is None else coulomb[s])
+        yield W, samples.tau[s]
 
 
 def predict_torques(layout, model, theta, samples, chunk=CHUNK):
     """Return ``W theta`` over the samples (N, n), computed chunk by chunk."""
-    out = np.empty_like(samples.tau)
-    for start in range(0, samples.q.shape[0], chunk):
-        s = slice(start, start + chunk)
-        out[s] = layout.regressor(model, samples.q[s], samples.qd[s], samples.qdd[s]) @ theta
-    return out
+    return np.concatenate([W @ theta for W, _ in _regressor_chunks(layout, model, samples,
+                                                                    chunk)])
 
 
 def torque_errors(measured, predicted, joint_names):
@@ -105,12 +105,15 @@ def identify(model, training, validation, joint_terms=(), progress=None, chunk=C
     done = 0
     regressor_time = 0.0
     for samples in training:
-        for q, qd, qdd, tau in _chunks(samples, chunk):
+        chunks = _regressor_chunks(layout, model, samples, chunk)
+        while True:
             t = time.perf_counter()
-            W = layout.regressor(model, q, qd, qdd)
+            W, tau = next(chunks, (None, None))
             regressor_time += time.perf_counter() - t
+            if W is None:
+                break
             normal.add(W, tau)
-            done += q.shape[0]
+            done += W.shape[0]
             if progress is not None:
                 progress(done / total, 'regressor')
     timings['regressor'] = regressor_time

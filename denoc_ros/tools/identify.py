@@ -129,7 +129,8 @@ def _split(samples, fraction):
     def part(s):
         return type(samples)(time=samples.time[s], q=samples.q[s], qd=samples.qd[s],
                              qdd=samples.qdd[s], tau=samples.tau[s],
-                             joint_names=samples.joint_names, segments=samples.segments)
+                             joint_names=samples.joint_names, segments=samples.segments,
+                             coulomb=None if samples.coulomb is None else samples.coulomb[s])
     return part(slice(0, cut)), part(slice(cut, n))
 
 
