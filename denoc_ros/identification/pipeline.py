@@ -69,8 +69,8 @@ def _regressor_chunks(layout, model, samples, size):
 
 def predict_torques(layout, model, theta, samples, chunk=CHUNK):
     """Return ``W theta`` over the samples (N, n), computed chunk by chunk."""
-    return np.concatenate([W @ theta for W, _ in _regressor_chunks(layout, model, samples,
-                                                                    chunk)])
+    chunks = _regressor_chunks(layout, model, samples, chunk)
+    return np.concatenate([W @ theta for W, _ in chunks])
 
 
 def torque_errors(measured, predicted, joint_names):
