@@ -56,6 +56,9 @@ callback only counts) to ``gravity_torques``, ``coriolis_torques``, ``inertia_to
 is then measured with every output in use, and the report says how many messages each of them
 delivered during the node's rounds. Their discovery is awaited too, the node's warm-up lasts
 until each has delivered a message, and their counts start once they have been quiet for 0.2 s.
+``--external-torques`` sends efforts and subscribes to ``~/external_torques`` (the momentum
+observer's output, counted the same way); ``--observer-gain K`` starts the node with
+``-p observer_gain:=K`` (0 turns the observer off, to compare).
 ``--drain-limit N`` starts the node with ``-p drain_limit:=N`` (joint states that queued up
 which one callback answers after its own; default: the node's, 10).
 
@@ -310,6 +313,8 @@ def run(args):
         node_args = ['-p', f'urdf_path:={args.urdf}']
         if args.drain_limit is not None:
             node_args += ['-p', f'drain_limit:={args.drain_limit}']
+        if args.observer_gain is not None:
+            node_args += ['-p', f'observer_gain:={args.observer_gain}']
         children.append(Child('dynamics_node', [str(node_exe), '--ros-args'] + node_args, home))
         rclpy.init(context=context)
         node = rclpy.create_node('latency_driver', context=context)
@@ -334,6 +339,11 @@ def run(args):
                 o.subscription = node.create_subscription(o.msg_type, o.topic, o.on_message,
                                                           echo_qos, raw=True)
             targets[1].outputs = outputs
+        if args.external_torques:
+            output = CountedOutput('/denoc_dynamics/external_torques', JointState)
+            output.subscription = node.create_subscription(
+                output.msg_type, output.topic, output.on_message, echo_qos, raw=True)
+            targets[1].outputs = targets[1].outputs + [output]
         diagnostics = {}
 
         def on_diagnostics(msg):
@@ -476,6 +486,10 @@ def report(args, targets, diagnostics, joints):
                 else f'drain_limit:={args.drain_limit}'),
                'every output subscribed' if args.subscribe_all else 'feedforward_torques only',
                'with efforts' if args.with_effort else 'no efforts']
+    if args.observer_gain is not None:
+        options.append(f'observer_gain:={args.observer_gain:g}')
+    if args.external_torques:
+        options.append('external_torques subscribed')
     title = (f'Node latency: {joints}-joint JointState at {args.rate:g} Hz for '
              f'{args.duration:g} s per target in {args.rounds} round'
              f'{"" if args.rounds == 1 else "s"} ({", ".join(options)})')
@@ -534,6 +548,12 @@ def parse_args(argv=None):
                         'without a subscriber) and count their messages')
     parser.add_argument('--drain-limit', type=int, default=None, metavar='N',
                         help='start the node with -p drain_limit:=N (default: its own, 10)')
+    parser.add_argument('--external-torques', action='store_true',
+                        help="send efforts and subscribe to the node's ~/external_torques "
+                        '(the momentum observer; counted like --subscribe-all)')
+    parser.add_argument('--observer-gain', type=float, default=None, metavar='K',
+                        help='start the node with -p observer_gain:=K (0: observer off; '
+                        'default: its own, 50)')
     parser.add_argument('--keep-logs', action='store_true',
                         help="keep the temporary ROS_HOME with the children's logs")
     args = parser.parse_args(argv)
@@ -543,6 +563,8 @@ def parse_args(argv=None):
         parser.error('--rounds must be at least 1')
     if args.drain_limit is not None and args.drain_limit < 0:
         parser.error('--drain-limit must be >= 0')
+    if args.external_torques:
+        args.with_effort = True  # the observer needs efforts
     return args
 
 
