@@ -37,7 +37,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 EXECUTABLES = ('dynamics_node', 'joint_state_source', 'torque_monitor', 'demo', 'sim_arm',
-               'ct_controller')
+               'ct_controller', 'contact_demo')
 NOT_COPIED = ('.venv', '.git', 'build', 'install', 'log', '__pycache__', '*.egg-info',
               '.pytest_cache', '.hypothesis', '.ruff_cache')
 
