@@ -93,3 +93,63 @@ def test_failure_fields_exist():
         response = srv_type.Response(success=False, message='unknown frame')
         assert response.success is False
         assert response.message == 'unknown frame'
+
+
+def test_contact_state_message():
+    """The ContactState message imports and has the contact fields with their types."""
+    msg_module = pytest.importorskip('denoc_ros_interfaces.msg')
+    from std_msgs.msg import Header
+    contact = msg_module.ContactState
+    fields = contact.get_fields_and_field_types()
+    assert fields == {
+        'header': 'std_msgs/Header',
+        'in_contact': 'boolean',
+        'joint_names': 'sequence<string>',
+        'external_torques': 'sequence<double>',
+        'thresholds': 'sequence<double>',
+        'joint_in_contact': 'sequence<boolean>',
+        'max_ratio': 'double',
+    }
+    msg = contact(in_contact=True, joint_names=['a', 'b'], external_torques=[0.5, -3.0],
+                  thresholds=[1.0, 2.0], joint_in_contact=[False, True], max_ratio=1.5)
+    assert isinstance(msg.header, Header)
+    assert list(msg.joint_in_contact) == [False, True]
+    np.testing.assert_array_equal(msg.external_torques, [0.5, -3.0])
+    assert msg.max_ratio == 1.5
+
+
+def test_contact_state_round_trip(rclpy_context):
+    """A ContactState published by one node arrives intact at another's subscription."""
+    from rclpy.executors import SingleThreadedExecutor
+    from denoc_ros_interfaces.msg import ContactState
+    sender = rclpy.create_node('contact_sender', context=rclpy_context)
+    receiver = rclpy.create_node('contact_receiver', context=rclpy_context)
+    executor = SingleThreadedExecutor(context=rclpy_context)
+    received = []
+    try:
+        receiver.create_subscription(ContactState, 'contact', received.append, 10)
+        pub = sender.create_publisher(ContactState, 'contact', 10)
+        executor.add_node(sender)
+        executor.add_node(receiver)
+        msg = ContactState(in_contact=True, joint_names=['j0', 'j1'],
+                           external_torques=[0.1, -4.0], thresholds=[2.0, 2.0],
+                           joint_in_contact=[False, True], max_ratio=2.0)
+        msg.header.stamp.sec = 3
+        msg.header.frame_id = 'base'
+        for _ in range(200):
+            if received:
+                break
+            if pub.get_subscription_count() > 0:
+                pub.publish(msg)
+            executor.spin_once(timeout_sec=0.05)
+        assert received, 'no ContactState arrived'
+        got = received[0]
+        assert got.in_contact and got.header.stamp.sec == 3 and got.header.frame_id == 'base'
+        assert list(got.joint_names) == ['j0', 'j1']
+        np.testing.assert_array_equal(got.external_torques, [0.1, -4.0])
+        assert list(got.joint_in_contact) == [False, True]
+        assert got.max_ratio == 2.0
+    finally:
+        executor.shutdown()
+        sender.destroy_node()
+        receiver.destroy_node()
