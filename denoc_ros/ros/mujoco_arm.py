@@ -28,6 +28,13 @@ same mechanism:
 
 Efforts are applied as generalised forces (``qfrc_applied``) in the model's joint order, as an
 effort interface of ros2_control applies them.
+
+An external wrench (a push on the arm) is given on a URDF link, force and torque in the axes of
+the link's frame, applied at its origin (torque about the origin): the convention of the
+dynamics node's wrench estimate. Every link of the URDF is a MuJoCo body, links welded to their
+parent by fixed joints too (``fusestatic="false"``). MuJoCo's ``xfrc_applied`` takes the wrench
+in world axes at the body's centre of mass, so before every step it is recomputed from the
+link's pose: ``f_w = R f``, ``t_com = R t + (origin - com) x f_w``; it is held over the step.
 """
 
 import xml.etree.ElementTree as ET
@@ -90,6 +97,9 @@ class MujocoArm:
         self._dof = np.array([m.jnt_dofadr[j] for j in joints])
         self.data = mujoco.MjData(m)
         self._effort = np.zeros(m.nv)
+        self.link_names = tuple(mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b)
+                                for b in range(1, m.nbody))
+        self._wrench = None         # (link, body id, force, torque), link axes at its origin
 
     @property
     def dof(self):
@@ -128,9 +138,81 @@ class MujocoArm:
         self.data.qfrc_applied[:] = 0.0
         self.data.qfrc_applied[self._dof] = self._effort
 
+    def set_external_wrench(self, link, force, torque):
+        """
+        Push on ``link`` from now on (replacing any wrench set before) until cleared.
+
+        ``force`` [N] and ``torque`` [N m] are 3-vectors in the axes of the link's frame, the
+        force applied at the link frame's origin and the torque about that origin. A zero
+        wrench clears it. Raise InputError for an unknown link or non-finite values.
+        """
+        if link not in self.link_names:
+            raise InputError(f'unknown link {link!r}; known links: {", ".join(self.link_names)}')
+        f = np.asarray(force, dtype=float)
+        t = np.asarray(torque, dtype=float)
+        if f.shape != (3,) or t.shape != (3,) or not (np.all(np.isfinite(f))
+                                                      and np.all(np.isfinite(t))):
+            raise InputError(f'external wrench on {link}: force and torque must be 3 finite '
+                             f'values each, got {force!r}, {torque!r}')
+        if not (np.any(f) or np.any(t)):
+            self.clear_external_wrench()
+            return
+        body = self._mj.mj_name2id(self.model, self._mj.mjtObj.mjOBJ_BODY, link)
+        self._wrench = (link, body, f.copy(), t.copy())
+        self._apply_external_wrench()
+
+    def clear_external_wrench(self):
+        """Remove the external wrench."""
+        self._wrench = None
+        self.data.xfrc_applied[:] = 0.0
+
+    @property
+    def external_wrench(self):
+        """Return ``(link, force, torque)`` of the wrench being applied (link axes), or None."""
+        if self._wrench is None:
+            return None
+        link, _, f, t = self._wrench
+        return link, f.copy(), t.copy()
+
+    def _kinematics(self):
+        """Bring the body poses (and MuJoCo's Jacobian data) up to date with qpos."""
+        self._mj.mj_kinematics(self.model, self.data)
+        self._mj.mj_comPos(self.model, self.data)
+
+    def _apply_external_wrench(self):
+        """Write the wrench into ``xfrc_applied``: world axes, at the body's centre of mass."""
+        self.data.xfrc_applied[:] = 0.0
+        if self._wrench is None:
+            return
+        _, body, f, t = self._wrench
+        self._kinematics()
+        rotation = self.data.xmat[body].reshape(3, 3)        # link axes -> world axes
+        force = rotation @ f
+        torque = rotation @ t + np.cross(self.data.xpos[body] - self.data.xipos[body], force)
+        self.data.xfrc_applied[body, :3] = force
+        self.data.xfrc_applied[body, 3:] = torque
+
+    def external_joint_forces(self):
+        """
+        Return the generalised forces of the external wrench at the current state, J^T F.
+
+        In joint-name order, MuJoCo's own Jacobian at the link origin (zero without a wrench):
+        tau_ext of M qdd + C qd + g = tau + tau_ext.
+        """
+        qfrc = np.zeros(self.model.nv)
+        if self._wrench is not None:
+            _, body, f, t = self._wrench
+            self._kinematics()
+            rotation = self.data.xmat[body].reshape(3, 3)
+            self._mj.mj_applyFT(self.model, self.data, rotation @ f, rotation @ t,
+                                self.data.xpos[body].copy(), body, qfrc)
+        return qfrc[self._dof]
+
     def step(self, steps=1):
-        """Advance the simulation by ``steps`` time steps."""
+        """Advance the simulation by ``steps`` time steps (the wrench recomputed before each)."""
         for _ in range(int(steps)):
+            if self._wrench is not None:
+                self._apply_external_wrench()
             self._mj.mj_step(self.model, self.data)
 
     def forward_dynamics(self, q, qd, effort):

@@ -22,6 +22,13 @@ run on simulated time. Applies the efforts of the latest std_msgs/Float64MultiAr
 ``effort_controllers/JointGroupEffortController`` would; a command of the wrong length or with
 NaN/inf is ignored with a warning.
 
+``~/external_wrench`` (geometry_msgs/WrenchStamped) pushes on the arm: the wrench acts on the
+URDF link named by ``header.frame_id`` (links welded by fixed joints included), force and torque
+in that link's axes, the force at the link frame's origin and the torque about that origin (the
+convention of the dynamics node's ``~/external_wrench`` estimate). It replaces any wrench before
+it and is held, following the link as it moves, until the next one; a zero wrench removes it.
+An unknown link or a non-finite value is refused with an error.
+
 ``wait_for_peers`` (s, 0 = no wait) holds the start until joint_states has a subscriber and, in
 lockstep, ``~/commands`` a publisher. Stepping: in real time by default; with ``lockstep:=true``
 the simulation waits after each published joint state for the command it causes (up to
@@ -30,12 +37,16 @@ ROS topics deterministic whatever the speed of the controller: read, update, wri
 ros2_control's loop does.
 
 With ``log_file`` set, the simulated trajectory (t, q, qd, effort at every published state) is
-saved as a NumPy ``.npz`` file when the node stops (``duration`` s of simulated time, or Ctrl-C).
+saved as a NumPy ``.npz`` file when the node stops (``duration`` s of simulated time, or Ctrl-C),
+with the external wrench (``external_wrench``: force, torque in link axes; ``external_link``:
+its link, '' when none) and the joint torques it exerts (``external_torques``, J^T F, the tau_ext
+of M qdd + C qd + g = tau + tau_ext).
 """
 
 import sys
 import time
 
+from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -96,13 +107,16 @@ class SimArm(Node):
         self.log_file = get('log_file')
         self.wait_for_peers = float(get('wait_for_peers'))
         self.commands_received = 0
-        self.log = {'t': [], 'q': [], 'qd': [], 'effort': []}
+        self.log = {'t': [], 'q': [], 'qd': [], 'effort': [], 'external_wrench': [],
+                    'external_link': [], 'external_torques': []}
 
         self._state_pub = self.create_publisher(JointState, 'joint_states', 100)
         self._clock_pub = (self.create_publisher(Clock, '/clock', 10)
                            if get('publish_clock') else None)
         self._command_sub = self.create_subscription(Float64MultiArray, '~/commands',
                                                      self.command_callback, 100)
+        self._wrench_sub = self.create_subscription(WrenchStamped, '~/external_wrench',
+                                                    self.wrench_callback, 10)
         self.get_logger().info(
             f'MuJoCo arm {", ".join(names)}; {rate:g} Hz joint states, timestep '
             f'{self.arm.model.opt.timestep:g} s' + (', lockstep' if self.lockstep else ''))
@@ -123,6 +137,32 @@ class SimArm(Node):
         self.arm.set_effort(applied)
         self.commands_received += 1
 
+    def wrench_callback(self, msg):
+        """Apply (or, when zero, remove) an external wrench on the link ``header.frame_id``."""
+        link = msg.header.frame_id
+        f, t = msg.wrench.force, msg.wrench.torque
+        force, torque = (f.x, f.y, f.z), (t.x, t.y, t.z)
+        values = np.array(force + torque)
+        if not np.all(np.isfinite(values)):
+            self.get_logger().error(f'external wrench on {link!r} ignored: non-finite values '
+                                    f'{values.tolist()}', throttle_duration_sec=2.0)
+            return
+        if not np.any(values):
+            if self.arm.external_wrench is not None:
+                self.get_logger().info('external wrench removed')
+            self.arm.clear_external_wrench()
+            return
+        if link not in self.arm.link_names:
+            self.get_logger().error(
+                f'external wrench ignored: unknown link {link!r} (header.frame_id); known links: '
+                f'{", ".join(self.arm.link_names)}', throttle_duration_sec=2.0)
+            return
+        self.arm.set_external_wrench(link, force, torque)
+        self.get_logger().info(
+            f'external wrench on {link}: force {np.round(force, 6).tolist()} N, torque '
+            f'{np.round(torque, 6).tolist()} N m (link axes, at its origin)',
+            throttle_duration_sec=1.0)
+
     def publish_state(self):
         """Publish /clock and joint_states at the current simulated time; log the state."""
         q, qd = self.arm.state()
@@ -135,7 +175,12 @@ class SimArm(Node):
         msg.header.stamp = stamp
         self._state_pub.publish(msg)
         if self.log_file:
-            for key, value in (('t', self.arm.time), ('q', q), ('qd', qd), ('effort', effort)):
+            wrench = self.arm.external_wrench
+            link, pushed = ('', np.zeros(6)) if wrench is None else (
+                wrench[0], np.concatenate(wrench[1:]))
+            for key, value in (('t', self.arm.time), ('q', q), ('qd', qd), ('effort', effort),
+                               ('external_wrench', pushed), ('external_link', link),
+                               ('external_torques', self.arm.external_joint_forces())):
                 self.log[key].append(value)
 
     def save_log(self):
