@@ -97,7 +97,7 @@ class ContactDemo(Node):
     def _print(self):
         c = self._contact
         if c is None:
-            print(f'[t={self._elapsed():6.1f} s] waiting for the dynamics node\'s ~/contact '
+            print(f"[t={self._elapsed():6.1f} s] waiting for the dynamics node's ~/contact "
                   '(joint states with efforts)', flush=True)
             return
         flag = 'CONTACT' if c.in_contact else 'free   '
