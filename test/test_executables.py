@@ -140,7 +140,11 @@ def _started(proc, timeout=60.0):
 
 @pytest.mark.slow
 @pytest.mark.parametrize('name, params', [('denoc_dynamics_node', 'urdf_path:=craig_rr'),
-                                          ('denoc_sim_arm', 'urdf_path:=panda')])
+                                          ('denoc_sim_arm', 'urdf_path:=panda'),
+                                          ('denoc_joint_state_source', 'urdf_path:=craig_rr'),
+                                          ('denoc_torque_monitor', 'interval:=0.2'),
+                                          ('denoc_ct_controller', 'urdf_path:=craig_rr'),
+                                          ('denoc_contact_demo', 'period:=4.0')])
 @pytest.mark.parametrize('signals', [('SIGINT', 'SIGINT'), ('SIGTERM',)],
                          ids=['ctrl-c in a terminal under ros2 launch', 'sigterm'])
 def test_signals_end_the_executable_quietly(name, params, signals):

@@ -19,7 +19,7 @@ import signal
 import sys
 
 import rclpy
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
 from ..errors import DenocError
 
@@ -42,15 +42,19 @@ def spin_node(factory, name, args=None):
     and gives exit status 1, without a stack trace.
     """
     rclpy.init(args=args)
-    node = None
+    node = executor = None
     try:
+        # The executor before the node: a signal that lands while an executor is being built
+        # leaves a half-made object whose destructor prints a traceback at exit.
+        executor = SingleThreadedExecutor()
         node = factory()
         # Everything built so far (modules, compiled kernels, the model) lives as long as the
         # process: move it out of the collector's sight, so that a full collection during
         # spinning does not stall a callback for milliseconds.
         gc.collect()
         gc.freeze()
-        rclpy.spin(node)
+        executor.add_node(node)
+        executor.spin()
     except DenocError as err:
         print(f'{name}: {err}', file=sys.stderr)
         return 1
@@ -62,6 +66,8 @@ def spin_node(factory, name, args=None):
     finally:
         ignore_further_interrupts()
         try:
+            if executor is not None:
+                executor.shutdown()
             if node is not None:
                 node.destroy_node()
             rclpy.try_shutdown()

@@ -228,6 +228,8 @@ class ComputedTorqueController(Node):
         self._error_pub = self.create_publisher(JointState, '~/tracking_error', 10)
         self.create_subscription(JointState, 'joint_states', self.joint_state_callback, 100)
         self.create_subscription(JointTrajectory, '~/reference', self.reference_callback, 10)
+        self.get_logger().info(f'computed-torque control of {self.model.name!r} ({self.model.dof} '
+                               'joints): commands on ~/commands, trajectories on ~/reference')
         self.add_on_set_parameters_callback(self.parameters_callback)
 
     def _value(self, name):

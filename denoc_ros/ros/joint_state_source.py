@@ -66,7 +66,10 @@ class JointStateSource(Node):
         self._period = float(self.get_parameter('period').value)
         self._pub = self.create_publisher(JointState, 'joint_states', 10)
         self._t0 = self.get_clock().now()
-        self.create_timer(1.0 / float(self.get_parameter('rate').value), self.timer_callback)
+        rate = float(self.get_parameter('rate').value)
+        self.create_timer(1.0 / rate, self.timer_callback)
+        self.get_logger().info(f'publishing joint_states of {self.model.name!r} '
+                               f'({self.model.dof} joints) at {rate:g} Hz')
 
     def timer_callback(self):
         """Publish the trajectory's state at the current time."""
