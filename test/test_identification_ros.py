@@ -52,11 +52,10 @@ START = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8])  # q(0) of the excitatio
 PERIOD = 8.0           # excitation period [s]
 HARMONICS = 4
 SAFETY = 0.6           # fraction of the URDF's position, velocity and effort limits used
-# Of the perturbation and of the design's random start. With some seeds (7 is one) the
-# physically consistent fit of denoc_identify stops far from the data's least-squares optimum
-# and the identified URDF is no better than the nominal one: a solver problem, not the data's
-# (the base-parameter least squares fits those data to 0.1 %).
-SEED = 0
+# Of the perturbation and of the design's random start. Seed 7 made the earlier
+# Levenberg-Marquardt fit in log-Cholesky coordinates stop far from the optimum; the
+# interior-point fit that replaced it reaches the optimum for every seed tried (0-11 offline).
+SEED = 7
 
 
 def ros_list(values):

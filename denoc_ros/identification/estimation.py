@@ -28,25 +28,24 @@ Every estimator works from the normal equations, accumulated chunk by chunk
   ``W_b``, ``sqrt(cond(W_b^T W_b))``.
 * :func:`physically_consistent` -- all standard parameters at once, every body a real rigid
   body: its 4x4 pseudo-inertia ``J = [[Sigma, h], [h^T, m]]`` (``Sigma = tr(I)/2 1 - I``,
-  inertia ``I`` and ``h = m c`` about the frame origin) is ``U U^T`` with ``U`` upper
-  triangular with a positive diagonal, written in log-Cholesky coordinates (Rucker & Wensing
-  2022: ``U_kk = exp(.)``), so that ``J`` is positive definite for every value: mass
-  positive, inertia about the centre of mass positive definite and within the triangle
-  inequalities. Friction coefficients and rotor inertias are bounded below by zero. A weak
-  prior pulls towards the nominal (URDF) values, which keeps the directions the data cannot
-  see at their nominal values. A Gauss-Newton type solver (SciPy's trust-region reflective
-  ``least_squares``) gets the exact Jacobian of the map from log-Cholesky coordinates to
-  parameters.
+  inertia ``I`` and ``h = m c`` about the frame origin) positive definite, which is the same
+  as mass positive and the inertia about the centre of mass positive definite and within the
+  triangle inequalities (Wensing, Kim & Slotine 2017). Friction coefficients and rotor
+  inertias are bounded below by zero. A weak prior pulls towards the nominal (URDF) values,
+  which keeps the directions the data cannot see at their nominal values. The problem is
+  convex, and a log-barrier interior-point method (Newton steps with exact gradients and
+  Hessians of ``log det J``) finds its global minimum.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 
-from ..errors import DataError
+from ..errors import DataError, InputError
 
 __all__ = ['NormalEquations', 'LeastSquaresFit', 'least_squares', 'physically_consistent',
-           'PhysicalFit', 'log_cholesky', 'parameters_from_log_cholesky']
+           'PhysicalFit', 'physical_margin']
 
 
 class NormalEquations:
@@ -176,7 +175,7 @@ def least_squares(normal, base, weighted=True):
 
 
 # ----------------------------------------------------------------------------------------------
-# Log-Cholesky parametrisation of one body (Rucker & Wensing 2022)
+# Physical consistency: the pseudo-inertia (Wensing, Kim & Slotine 2017)
 
 def _pseudo_inertia(p):
     """Return the 4x4 pseudo-inertia of ten parameters [m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]."""
@@ -189,59 +188,14 @@ def _pseudo_inertia(p):
     return J
 
 
-def _parameters_of_pseudo_inertia(J):
-    """Return the ten parameters of a 4x4 pseudo-inertia (inverse of _pseudo_inertia)."""
-    S = J[:3, :3]
-    inertia = np.trace(S) * np.eye(3) - S
-    return np.array([J[3, 3], J[0, 3], J[1, 3], J[2, 3], inertia[0, 0], inertia[0, 1],
-                     inertia[1, 1], inertia[0, 2], inertia[1, 2], inertia[2, 2]])
+# J is linear in the ten parameters: J = sum_k p_k E_k.
+_BASIS = np.array([_pseudo_inertia(np.eye(10)[k]) for k in range(10)])
 
 
-# U = [[e^a1, s12, s13, t1], [0, e^a2, s23, t2], [0, 0, e^a3, t3], [0, 0, 0, e^a0]], J = U U^T.
-_U_ENTRIES = ((0, 0), (1, 1), (2, 2), (3, 3), (0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3))
-_DIAGONAL = 4
-
-
-def _upper(theta):
-    U = np.zeros((4, 4))
-    for k, (r, c) in enumerate(_U_ENTRIES):
-        U[r, c] = np.exp(theta[k]) if k < _DIAGONAL else theta[k]
-    return U
-
-
-def log_cholesky(p, floor=1e-9):
-    """
-    Return the log-Cholesky coordinates (10,) of ten body parameters.
-
-    A pseudo-inertia that is only semi-definite (or slightly indefinite: a URDF's rounding) is
-    first lifted to eigenvalues of at least ``floor`` times its largest.
-    """
-    J = _pseudo_inertia(np.asarray(p, dtype=float))
-    values, vectors = np.linalg.eigh(J)
-    low = floor * max(values[-1], 1e-12)
-    if values[0] < low:
-        J = (vectors * np.maximum(values, low)) @ vectors.T
-    # J = U U^T with U upper triangular: the Cholesky factor of the flipped matrix, flipped.
-    flip = np.eye(4)[::-1]
-    L = np.linalg.cholesky(flip @ J @ flip)
-    U = flip @ L @ flip
-    theta = np.empty(10)
-    for k, (r, c) in enumerate(_U_ENTRIES):
-        theta[k] = np.log(U[r, c]) if k < _DIAGONAL else U[r, c]
-    return theta
-
-
-def parameters_from_log_cholesky(theta):
-    """Return ``(p (10,), dp/dtheta (10, 10))``: body parameters of log-Cholesky coordinates."""
-    U = _upper(theta)
-    p = _parameters_of_pseudo_inertia(U @ U.T)
-    jac = np.empty((10, 10))
-    for k, (r, c) in enumerate(_U_ENTRIES):
-        dU = np.zeros((4, 4))
-        dU[r, c] = U[r, c] if k < _DIAGONAL else 1.0
-        dJ = dU @ U.T + U @ dU.T
-        jac[:, k] = _parameters_of_pseudo_inertia(dJ)  # linear in J
-    return p, jac
+def physical_margin(p):
+    """Return the smallest eigenvalue of the pseudo-inertia over its largest (> 0: physical)."""
+    values = np.linalg.eigvalsh(_pseudo_inertia(np.asarray(p, dtype=float)))
+    return float(values[0] / max(abs(values[-1]), 1e-300))
 
 
 @dataclass(frozen=True)
@@ -249,10 +203,18 @@ class PhysicalFit:
     """The physically consistent standard parameters, and how the solver got there."""
 
     theta: np.ndarray           # (p,) standard parameters in the layout's order
-    iterations: int
+    iterations: int             # Newton steps in all
     cost: float                 # weighted squared residual (data part)
-    prior_weight: float
+    prior_weight: float         # w
     message: str
+    scale: np.ndarray = None    # (p,) the typical size of each parameter (D^-1)
+
+    def objective(self, normal, nominal, weights=None):
+        """Return the minimised objective at ``self.theta``: data part plus prior."""
+        A, b, c = normal.combined(weights)
+        theta = self.theta
+        prior = float(np.sum(((theta - nominal) / self.scale) ** 2))
+        return float(theta @ A @ theta - 2.0 * b @ theta + c) + self.prior_weight * prior
 
 
 def _typical_scales(layout, model):
@@ -269,107 +231,143 @@ def _typical_scales(layout, model):
     return np.concatenate(scales)
 
 
-def physically_consistent(normal, layout, model, weights=None, prior=1e-8, max_iterations=300):
+def _barrier(theta, bodies, nonnegative, nb):
+    """
+    Return ``(phi, gradient, hessian)`` of ``-sum log det J_i - sum log theta_k``.
+
+    ``None`` if a pseudo-inertia is not positive definite or a bounded term not positive.
+    ``d log det J / d p_k = tr(J^-1 E_k)``, ``d^2 / d p_k d p_l = -tr(J^-1 E_k J^-1 E_l)``.
+    """
+    p = theta.size
+    phi, grad, hess = 0.0, np.zeros(p), np.zeros((p, p))
+    for i in range(bodies):
+        J = _pseudo_inertia(theta[10 * i:10 * i + 10])
+        try:
+            factor = np.linalg.cholesky(J)
+        except np.linalg.LinAlgError:
+            return None
+        phi -= 2.0 * float(np.sum(np.log(np.diag(factor))))
+        inverse = np.linalg.inv(J)
+        G = np.einsum('ab,kbc->kac', inverse, _BASIS)          # J^-1 E_k
+        block = slice(10 * i, 10 * i + 10)
+        grad[block] = -np.einsum('kaa->k', G)
+        hess[block, block] = np.einsum('kab,lba->kl', G, G)
+    bounded = theta[nb:][nonnegative]
+    if np.any(bounded <= 0.0):
+        return None
+    index = nb + np.flatnonzero(nonnegative)
+    phi -= float(np.sum(np.log(bounded)))
+    grad[index] -= 1.0 / bounded
+    hess[index, index] += 1.0 / bounded ** 2
+    return phi, grad, hess
+
+
+def _start(nominal, bodies, nonnegative, nb):
+    """Return a strictly feasible start: the nominal values, lifted where they are not."""
+    theta = np.array(nominal, dtype=float)
+    for i in range(bodies):
+        block = slice(10 * i, 10 * i + 10)
+        J = _pseudo_inertia(theta[block])
+        values, vectors = np.linalg.eigh(J)
+        floor = 1e-3 * max(values[-1], 1e-9)
+        if values[0] < floor:
+            J = (vectors * np.maximum(values, floor)) @ vectors.T
+            S = J[:3, :3]
+            inertia = np.trace(S) * np.eye(3) - S
+            theta[block] = [J[3, 3], J[0, 3], J[1, 3], J[2, 3], inertia[0, 0], inertia[0, 1],
+                            inertia[1, 1], inertia[0, 2], inertia[1, 2], inertia[2, 2]]
+    bounded = theta[nb:]
+    bounded[nonnegative] = np.maximum(bounded[nonnegative], 1e-3)
+    return theta
+
+
+def _solve_psd(H, g):
+    """Solve ``H x = g`` for a symmetric positive (semi-)definite H; tiny eigenvalues lifted."""
+    try:
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(H), g)
+    except np.linalg.LinAlgError:
+        values, vectors = np.linalg.eigh(H)
+        values = np.maximum(values, 1e-12 * max(values[-1], 1e-300))
+        return vectors @ ((vectors.T @ g) / values)
+
+
+def physically_consistent(normal, layout, model, weights=None, prior=1e-8, max_iterations=400,
+                          gap=1e-10):
     """
     Return the :class:`PhysicalFit`: standard parameters minimising the (weighted) residual.
 
     Minimises ``|S (W theta - tau)|^2 + w |D (theta - theta_nominal)|^2`` over physically
-    consistent bodies and non-negative friction and rotor inertia, ``S`` the per-joint
-    ``weights``, ``D`` one over a typical size per parameter (kg, kg m, kg m^2 from the
-    nominal model), and ``w = prior`` times the mean diagonal of ``D^-1 A D^-1`` (``A`` the
-    data's normal matrix). With ``prior = 1e-8`` the prior shifts a direction the data see
-    with a curvature ``k`` times below the mean by about ``1e-8 k`` of its size (negligible
-    for a base regressor of condition number below 10^3), and pins the directions the data
-    cannot see at their nominal values.
+    consistent bodies (each pseudo-inertia positive definite) and non-negative friction and
+    rotor inertia, ``S`` the per-joint ``weights``, ``D`` one over a typical size per
+    parameter (kg, kg m, kg m^2 from the nominal model), and ``w = prior`` times the mean
+    diagonal of ``D^-1 A D^-1`` (``A`` the data's normal matrix). With ``prior = 1e-8`` the
+    prior shifts a direction the data see with a curvature ``k`` times below the mean by
+    about ``1e-8 k`` of its size (negligible for a base regressor of condition number below
+    10^3), and pins the directions the data cannot see at their nominal values.
+
+    The problem is convex (a quadratic over linear matrix inequalities: a semidefinite
+    program), solved by a log-barrier interior-point method: Newton's method with exact
+    gradients and Hessians on ``f(theta) - mu (sum_i log det J_i + sum_k log theta_k)``, a
+    backtracking line search that stays strictly feasible, ``mu`` divided by 10 per round
+    until the duality gap bound ``m mu`` (``m`` the barrier's degree, 4 per body plus one per
+    bounded term) is below ``gap`` times the data's total square ``tau^T S^2 tau``. It starts
+    from the nominal parameters (lifted into the interior where they are not physical) and
+    reaches the global minimum whatever the data.
     """
+    if not prior > 0.0:
+        raise InputError(f'prior must be positive, got {prior}: without it the directions the '
+                         'data cannot see have no minimum')
     A, b, c = normal.combined(weights)
     p = layout.size
     nb = layout.body_size
+    bodies = layout.n
     scale = _typical_scales(layout, model)
     nominal = np.array(layout.nominal, dtype=float)
-    # |W theta - tau|^2 = |L theta - z|^2 + const with A = L^T L (eigen-decomposition).
-    values, vectors = np.linalg.eigh(A)
-    keep = values > 1e-14 * max(values[-1], 1e-300)
-    L = np.sqrt(values[keep])[:, None] * vectors[:, keep].T
-    z = (vectors[:, keep].T @ b) / np.sqrt(values[keep])
-    As = A / np.outer(scale, scale)
-    weight = prior * float(np.trace(As)) / p
-    sqrt_w = np.sqrt(weight)
-    bodies = layout.n
-    extra = p - nb
     nonnegative = np.array([t in ('viscous', 'coulomb', 'armature')
                             for t in layout.joint_terms for _ in range(layout.n)], dtype=bool)
+    weight = prior * float(np.trace(A / np.outer(scale, scale))) / p
+    prior_diag = weight / scale ** 2
+    # f(theta) = theta^T Q theta - 2 q^T theta + const (data plus prior)
+    Q = A + np.diag(prior_diag)
+    q = b + prior_diag * nominal
 
-    def unpack(x):
-        theta = np.empty(p)
-        dtheta = np.zeros((p, x.size))
-        for i in range(bodies):
-            pi, jac = parameters_from_log_cholesky(x[10 * i:10 * i + 10])
-            theta[10 * i:10 * i + 10] = pi
-            dtheta[10 * i:10 * i + 10, 10 * i:10 * i + 10] = jac
-        theta[nb:] = x[nb:]
-        dtheta[nb:, nb:] = np.eye(extra)
-        return theta, dtheta
+    def objective(theta):
+        return float(theta @ Q @ theta - 2.0 * q @ theta)
 
-    def residuals(x):
-        theta, _ = unpack(x)
-        return np.concatenate((L @ theta - z, sqrt_w * (theta - nominal) / scale))
-
-    def jacobian(x):
-        _, dtheta = unpack(x)
-        return np.vstack((L @ dtheta, (sqrt_w / scale)[:, None] * dtheta))
-
-    x0 = np.empty(p)
-    for i in range(bodies):
-        x0[10 * i:10 * i + 10] = log_cholesky(nominal[10 * i:10 * i + 10])
-    x0[nb:] = nominal[nb:]
-    lower = np.full(p, -np.inf)
-    lower[nb:][nonnegative] = 0.0
-    x0[nb:][nonnegative] = np.maximum(x0[nb:][nonnegative], 1e-9)
-    with np.errstate(over='ignore', invalid='ignore'):  # a rejected trial step may overflow
-        x, iterations, message = _levenberg_marquardt(residuals, jacobian, x0, lower,
-                                                      max_iterations)
-    theta, _ = unpack(x)
-    data = float(max(theta @ A @ theta - 2.0 * b @ theta + c, 0.0))
-    return PhysicalFit(theta, iterations, data, weight, message)
-
-
-def _levenberg_marquardt(residuals, jacobian, x, lower, max_iterations, tol=1e-12):
-    """
-    Minimise ``|r(x)|^2`` for ``x >= lower`` by Levenberg-Marquardt with projected steps.
-
-    Returns ``(x, iterations, message)``. The damping follows Nielsen's rule (gain ratio);
-    a step that would cross a bound is clipped to it.
-    """
-    r = residuals(x)
-    cost = float(r @ r)
-    mu = None
-    nu = 2.0
-    for iteration in range(1, max_iterations + 1):
-        J = jacobian(x)
-        H = J.T @ J
-        g = J.T @ r
-        if mu is None:
-            mu = 1e-6 * float(np.max(np.diag(H)))
-        while True:
-            step = np.linalg.solve(H + mu * np.diag(np.maximum(np.diag(H), 1e-12)), -g)
-            trial = np.maximum(x + step, lower)
-            step = trial - x
-            r_trial = residuals(trial)
-            cost_trial = float(r_trial @ r_trial) if np.all(np.isfinite(r_trial)) else np.inf
-            predicted = -(2.0 * g @ step + step @ H @ step)
-            rho = (cost - cost_trial) / predicted if predicted > 0.0 else -1.0
-            if rho > 0.0:
-                x, r = trial, r_trial
-                converged = cost - cost_trial <= tol * cost
-                cost = cost_trial
-                mu *= max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3)
-                nu = 2.0
+    theta = _start(nominal, bodies, nonnegative, nb)
+    degree = 4 * bodies + int(np.count_nonzero(nonnegative))
+    total = max(c, 1e-300)
+    mu = 1e-3 * total / max(degree, 1)
+    iterations = 0
+    message = f'stopped after {max_iterations} Newton steps'
+    while iterations < max_iterations:
+        # Newton's method on the barrier problem at this mu.
+        while iterations < max_iterations:
+            barrier = _barrier(theta, bodies, nonnegative, nb)
+            phi, g_bar, h_bar = barrier
+            # In the scaled coordinates theta / scale, where the Hessian is well conditioned.
+            grad = scale * (2.0 * (Q @ theta - q) + mu * g_bar)
+            hess = np.outer(scale, scale) * (2.0 * Q + mu * h_bar)
+            step = -scale * _solve_psd(hess, grad)
+            decrement = float(-(grad / scale) @ step)
+            iterations += 1
+            if decrement <= 1e-12 * total:
                 break
-            mu *= nu
-            nu *= 2.0
-            if mu > 1e20:
-                return x, iteration, 'stopped: no step reduces the residual'
-        if converged or np.max(np.abs(step)) <= tol * (1.0 + np.max(np.abs(x))):
-            return x, iteration, 'converged'
-    return x, max_iterations, f'stopped after {max_iterations} iterations'
+            value = objective(theta) + mu * phi
+            t = 1.0
+            while t > 1e-12:
+                trial = theta + t * step
+                trial_barrier = _barrier(trial, bodies, nonnegative, nb)
+                if trial_barrier is not None and (objective(trial) + mu * trial_barrier[0]
+                                                  <= value - 0.25 * t * decrement):
+                    break
+                t *= 0.5
+            if t <= 1e-12:
+                break
+            theta = trial
+        if degree * mu <= gap * total:
+            message = 'converged'
+            break
+        mu *= 0.1
+    data = float(max(theta @ A @ theta - 2.0 * b @ theta + c, 0.0))
+    return PhysicalFit(theta, iterations, data, weight, message, scale)
