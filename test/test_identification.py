@@ -37,7 +37,6 @@ from denoc_ros.identification.estimation import (least_squares, NormalEquations,
                                                  physical_margin, physically_consistent)
 from denoc_ros.identification.parameters import joint_columns, ParameterLayout, parameters_of
 from denoc_ros.identification.urdf_output import identified_urdf
-from denoc_ros.spatial import check_inertial
 import numpy as np
 import pytest
 
