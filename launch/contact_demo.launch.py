@@ -15,7 +15,10 @@
 """
 Launch the contact demo: a simulated Panda held in place, pushed now and then, contact detected.
 
-``sim_arm`` (MuJoCo) simulates the bundled Panda in real time; ``ct_controller`` holds it at its
+``sim_arm`` (MuJoCo) simulates the bundled Panda in real time and in lockstep with the
+controller (each step waits for the command its joint state causes: a 1 kHz control loop
+however busy the machine; without it, on two cores shared by four processes, commands came
+late enough for the held arm to go unstable under a push); ``ct_controller`` holds it at its
 start pose (computed torque, no trajectory); ``dynamics_node`` watches the joint states (whose
 efforts are the applied commands) with its momentum observer; ``contact_demo`` pushes
 ``link`` with ``force`` for 2 s every 4 s through ``/sim_arm/external_wrench`` and prints the
@@ -40,7 +43,7 @@ def generate_launch_description():
         DeclareLaunchArgument('link', default_value='panda_link7',
                               description='link pushed, and where the wrench is estimated'),
         Node(package='denoc_ros', executable='sim_arm', name='sim_arm', output='screen',
-             parameters=[{'urdf_path': 'panda', 'real_time': True,
+             parameters=[{'urdf_path': 'panda', 'real_time': True, 'lockstep': True,
                           'initial_positions': START}]),
         Node(package='denoc_ros', executable='ct_controller', name='ct_controller',
              output='screen', parameters=[{'urdf_path': 'panda'}],
