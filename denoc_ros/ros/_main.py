@@ -34,6 +34,24 @@ def ignore_further_interrupts():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _first_interrupt(signum, frame):
+    """Turn the first SIGINT into KeyboardInterrupt and ignore every later one at once."""
+    ignore_further_interrupts()
+    raise KeyboardInterrupt
+
+
+def handle_interrupts():
+    """
+    Make the first SIGINT raise KeyboardInterrupt and the ones after it do nothing.
+
+    Call before ``rclpy.init`` (whose signal handler then hands SIGINT on to this one). The
+    second SIGINT of a Ctrl-C under ``ros2 launch`` can otherwise arrive while the first one's
+    KeyboardInterrupt is still unwinding (a long start-up: the kernels compiling in a fresh
+    workspace) and end the process with a traceback from some destructor.
+    """
+    signal.signal(signal.SIGINT, _first_interrupt)
+
+
 def spin_node(factory, name, args=None):
     """
     Run the node made by ``factory()`` until Ctrl-C or shutdown; return the exit status.
@@ -41,6 +59,7 @@ def spin_node(factory, name, args=None):
     A configuration error (:class:`DenocError`, e.g. an unreadable URDF) is printed as one line
     and gives exit status 1, without a stack trace.
     """
+    handle_interrupts()
     rclpy.init(args=args)
     node = executor = None
     try:

@@ -56,7 +56,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from ._main import ignore_further_interrupts
+from ._main import handle_interrupts, ignore_further_interrupts
 from .mujoco_arm import MujocoArm
 from ..description import read_description
 from ..errors import DenocError, InputError
@@ -228,6 +228,7 @@ class SimArm(Node):
 
 def main(args=None):
     """Run the simulated arm until its duration ends or Ctrl-C."""
+    handle_interrupts()
     rclpy.init(args=args)
     node = None
     try:
