@@ -67,15 +67,18 @@ class Processes:
         with open(proc.log_path) as f:
             return f.read()
 
-    def stop(self):
-        """Terminate every process still running."""
-        for proc, log in self.procs:
-            if proc.poll() is None:
-                proc.terminate()
+    def stop(self, proc=None):
+        """Terminate ``proc`` (default: every process) if still running."""
+        for p, log in self.procs:
+            if proc is not None and p is not proc:
+                continue
+            if p.poll() is None:
+                p.terminate()
                 try:
-                    proc.wait(timeout=10)
+                    p.wait(timeout=10)
                 except subprocess.TimeoutExpired:
-                    proc.kill()
+                    p.kill()
+                    p.wait()
             log.close()
 
 

@@ -28,10 +28,8 @@ read-update-write loop whatever this machine's speed). The test prints its figur
 
 import json
 import math
-import subprocess
 import time
 
-from conftest import venv_executable
 import denoc_ros as dr
 from denoc_ros.description import read_description
 from denoc_ros.identification.excitation import design_excitation, write_trajectory_yaml
@@ -44,6 +42,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from test_closed_loop import processes, ros_list  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -56,55 +55,6 @@ SAFETY = 0.6           # fraction of the URDF's position, velocity and effort li
 # Levenberg-Marquardt fit in log-Cholesky coordinates stop far from the optimum; the
 # interior-point fit that replaced it reaches the optimum for every seed tried (0-11 offline).
 SEED = 7
-
-
-def ros_list(values):
-    """Format numbers as a ROS parameter list."""
-    return '[' + ','.join(repr(float(v)) for v in values) + ']'
-
-
-class Processes:
-    """Start executables of the package and stop whatever is left at the end."""
-
-    def __init__(self, tmp_path):
-        self.tmp_path = tmp_path
-        self.procs = []
-
-    def start(self, name, *ros_args):
-        """Start executable ``name`` (console script denoc_<name>) with ``--ros-args ...``."""
-        log = open(self.tmp_path / f'{name}_{len(self.procs)}.log', 'w')
-        proc = subprocess.Popen([str(venv_executable(f'denoc_{name}')), '--ros-args', *ros_args],
-                                stdout=log, stderr=subprocess.STDOUT, cwd=self.tmp_path)
-        proc.log_path = log.name
-        self.procs.append((proc, log))
-        return proc
-
-    def output(self, proc):
-        """Return what a process printed so far."""
-        with open(proc.log_path) as f:
-            return f.read()
-
-    def stop(self, proc=None):
-        """Terminate ``proc`` (default: every process) if still running."""
-        for p, log in self.procs:
-            if proc is not None and p is not proc:
-                continue
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-            log.close()
-
-
-@pytest.fixture
-def processes(tmp_path):
-    """Yield a process starter; stop all of them afterwards."""
-    p = Processes(tmp_path)
-    yield p
-    p.stop()
 
 
 def true_panda(text, rng):
@@ -172,7 +122,7 @@ class Recorder:
         self.node.destroy_node()
 
 
-def run_loop(processes, tmp_path, name, sim_urdf, controller_urdf, trajectory, duration,
+def run_loop(procs, tmp_path, name, sim_urdf, controller_urdf, trajectory, duration,
              recorder=None, timeout=240.0):
     """
     Run sim_arm (``sim_urdf``) under ct_controller (``controller_urdf``) playing ``trajectory``.
@@ -188,7 +138,7 @@ def run_loop(processes, tmp_path, name, sim_urdf, controller_urdf, trajectory, d
         else:
             time.sleep(seconds)
 
-    sim = processes.start(
+    sim = procs.start(
         'sim_arm', '-p', f'urdf_path:={sim_urdf}', '-p', f'initial_positions:={ros_list(START)}',
         '-p', 'lockstep:=true', '-p', 'real_time:=false', '-p', f'duration:={duration}',
         '-p', f'log_file:={log_file}', '-p', 'wait_for_peers:=60.0')
@@ -196,21 +146,21 @@ def run_loop(processes, tmp_path, name, sim_urdf, controller_urdf, trajectory, d
         # sim_arm waits for a command publisher too: the recorder is matched before it starts.
         end = time.monotonic() + 60
         while recorder.subscription.get_publisher_count() == 0 and time.monotonic() < end:
-            assert sim.poll() is None, processes.output(sim)
+            assert sim.poll() is None, procs.output(sim)
             wait(0.05)
         wait(0.5)
-    controller = processes.start(
+    controller = procs.start(
         'ct_controller', '-p', f'urdf_path:={controller_urdf}',
         '-p', f'trajectory_file:={trajectory}', '-p', 'loop:=true',
         '-r', '/ct_controller/commands:=/sim_arm/commands')
     end = time.monotonic() + timeout
     while sim.poll() is None and time.monotonic() < end:
-        assert controller.poll() is None, processes.output(controller)
+        assert controller.poll() is None, procs.output(controller)
         wait(0.05)
-    assert sim.poll() == 0, f'sim_arm did not finish:\n{processes.output(sim)}'
+    assert sim.poll() == 0, f'sim_arm did not finish:\n{procs.output(sim)}'
     if recorder is not None:
         wait(0.5)   # the last messages in flight
-    processes.stop(controller)
+    procs.stop(controller)
     data = np.load(log_file)
     return {k: data[k] for k in data.files}
 
@@ -239,7 +189,7 @@ def tracking_error(log, excitation):
     return float(np.sqrt(np.mean(error ** 2))), float(np.abs(error).max())
 
 
-def test_identified_model_tracks_better(processes, tmp_path, rclpy_context):
+def test_identified_model_tracks_better(processes, tmp_path, rclpy_context):  # noqa: F811
     """Excite the true arm with the nominal controller, identify from the bag, track again."""
     nominal_text = read_description(ROBOT)
     nominal = dr.load_urdf(nominal_text)

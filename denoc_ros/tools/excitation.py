@@ -43,8 +43,9 @@ import sys
 
 import numpy as np
 
+from ._cli import run_tool
 from ..description import read_description
-from ..errors import DenocError, InputError
+from ..errors import InputError
 from ..identification.excitation import (design_excitation, excitation_limits,
                                          write_trajectory_csv, write_trajectory_yaml)
 from ..identification.parameters import FRICTION_CHOICES
@@ -212,16 +213,7 @@ def run(args, stdout=None, stderr=None):
 def main(argv=None):
     """Run the command line; return the exit status."""
     args = _parser().parse_args(argv)
-    try:
-        run(args)
-    except (DenocError, OSError) as err:
-        message = ' '.join(str(err).split())
-        sys.stderr.write(f'{PROG}: error: {message}\n')
-        return 1
-    except KeyboardInterrupt:
-        sys.stderr.write(f'{PROG}: interrupted\n')
-        return 130
-    return 0
+    return run_tool(PROG, run, args)[0]
 
 
 if __name__ == '__main__':

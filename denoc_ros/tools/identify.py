@@ -35,6 +35,7 @@ import pathlib
 import sys
 import time
 
+from ._cli import run_tool
 from ..description import read_description
 from ..errors import DenocError
 from ..identification import data as recordings
@@ -191,15 +192,9 @@ def main(argv=None):
     """Run the command line; return the exit status."""
     args = _parser().parse_args(argv)
     t0 = time.perf_counter()
-    try:
-        report = run(args)
-    except (DenocError, OSError) as err:
-        message = ' '.join(str(err).split())
-        sys.stderr.write(f'{PROG}: error: {message}\n')
-        return 1
-    except KeyboardInterrupt:
-        sys.stderr.write(f'{PROG}: interrupted\n')
-        return 130
+    status, report = run_tool(PROG, run, args)
+    if status:
+        return status
     v = report['validation']
     base = report['base_parameters']
     print(f'{PROG}: {base["count"]} base parameters, condition number '
