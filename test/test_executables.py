@@ -164,3 +164,31 @@ def test_signals_end_the_executable_quietly(name, params, signals):
             proc.kill()
     assert proc.returncode == 0, first + output
     assert 'Traceback' not in output and 'KeyboardInterrupt' not in output, first + output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('signals', [('SIGINT', 'SIGINT'), ('SIGTERM',)],
+                         ids=['ctrl-c in a terminal under ros2 launch', 'sigterm'])
+def test_signals_end_a_tool_quietly(signals, tmp_path):
+    """denoc_excitation interrupted mid-design: status 0, one line, no traceback, no file."""
+    import signal
+    exe = venv_executable('denoc_excitation')
+    output = tmp_path / 'traj.yaml'
+    proc = subprocess.Popen([str(exe), '--urdf', 'panda', '--duration', '20', '--harmonics', '5',
+                             '--max-iterations', '500', '--output', str(output)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        first = _started(proc)
+        time.sleep(0.5)
+        for sig in signals:
+            proc.send_signal(getattr(signal, sig))
+            time.sleep(0.01)
+        rest, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = first + rest
+    assert proc.returncode == 0, text
+    assert 'Traceback' not in text and 'KeyboardInterrupt' not in text, text
+    assert 'denoc_excitation: interrupted, no complete result' in text, text
+    assert not output.exists()

@@ -25,8 +25,8 @@ Bag in, corrected URDF out::
 BAG: a rosbag2 directory, a single ``.db3`` or ``.mcap`` file of sensor_msgs/JointState, a CSV
 or an NPZ file (:mod:`denoc_ros.identification.data`). Efforts are joint-side torques [N m] or
 forces [N]. Without ``--validate`` the last 20 % of each recording is held out for validation.
-Exit status 0 on success; bad data or arguments: one line on stderr and status 1 (2 for a
-usage error).
+Exit status 0 on success (and after Ctrl-C or SIGTERM, with one line saying so); bad data or
+arguments: one line on stderr and status 1 (2 for a usage error).
 """
 
 import argparse
@@ -193,7 +193,7 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     t0 = time.perf_counter()
     status, report = run_tool(PROG, run, args)
-    if status:
+    if report is None:
         return status
     v = report['validation']
     base = report['base_parameters']
