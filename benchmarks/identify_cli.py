@@ -43,6 +43,7 @@ sys.path.insert(0, str(REPO))
 import denoc_ros as dr  # noqa: E402
 from denoc_ros.description import read_description  # noqa: E402
 from denoc_ros.identification.data import JointStateRecording, write_bag  # noqa: E402
+from denoc_ros.identification.excitation import fourier_trajectory  # noqa: E402
 from denoc_ros.identification.urdf_output import identified_urdf  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -62,16 +63,11 @@ def synthetic_recording(minutes, seed=0, chunk=200_000):
                                         rng.uniform(0.2, 1.0, n), rng.uniform(0.3, 2.0, n)))
     count = int(minutes * 60 * RATE)
     t = np.arange(count) / RATE
-    w = 2 * np.pi * 0.1 * np.arange(1, 6)
-    a, b = rng.uniform(-0.25, 0.25, (2, n, 5))
+    coefficients = rng.uniform(-0.25, 0.25, (2, n, 5))     # 5 harmonics of 0.1 Hz
     q, qd, tau = np.empty((count, n)), np.empty((count, n)), np.empty((count, n))
     for start in range(0, count, chunk):
         s = slice(start, start + chunk)
-        ts = t[s, None, None] * w
-        sin, cos = np.sin(ts), np.cos(ts)
-        q[s] = (a / w * sin - b / w * cos).sum(-1)
-        qd[s] = (a * cos + b * sin).sum(-1)
-        qdd = (w * (-a * sin + b * cos)).sum(-1)
+        q[s], qd[s], qdd = fourier_trajectory(coefficients, 2 * np.pi * 0.1, t[s])
         tau[s] = (dr.inverse_dynamics(true, q[s], qd[s], qdd) + dr.friction_torques(true, qd[s])
                   + rng.normal(scale=0.05, size=qdd.shape))
     return text, JointStateRecording(nominal.joint_names, t + 1000.0, q, qd, tau)

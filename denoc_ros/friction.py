@@ -90,6 +90,26 @@ def friction_coefficients(model, name, value, default):
     return out
 
 
+def coulomb_sign(qd, smoothing=DEFAULT_SMOOTHING, exact=None):
+    """
+    Return the smoothed sign of the Coulomb term, ``tanh(qd / v_s)`` (``sgn(qd)`` where v_s = 0).
+
+    ``smoothing`` ``v_s``: a scalar or one per joint. ``exact`` (optional): the mask of joints
+    with ``v_s = 0`` when the caller has it already (then ``smoothing`` holds any positive
+    value there), or False for none. Used by the friction law and by the identification's
+    Coulomb column.
+    """
+    smoothing = np.asarray(smoothing, dtype=float)
+    if exact is None:
+        exact = smoothing == 0.0
+        if exact.any():
+            smoothing = np.where(exact, 1.0, smoothing)
+    sign = np.tanh(qd / smoothing)
+    if exact is not False and np.any(exact):
+        sign = np.where(exact, np.sign(qd), sign)
+    return sign
+
+
 def friction_torques(model, qd, viscous=None, coulomb=None, smoothing=DEFAULT_SMOOTHING):
     """
     Return the joint friction ``v qd + c tanh(qd / v_s)`` (Craig's ``v qd + c sgn(qd)``).
@@ -127,9 +147,9 @@ class JointFriction:
             smoothing = DEFAULT_SMOOTHING
         v_s = np.ones(model.nv)
         v_s[base:] = friction_coefficients(model, 'smoothing', smoothing, np.zeros(model.dof))
-        self.exact = v_s == 0.0  # exact c sgn(qd) for these joints
-        self.smoothing = np.where(self.exact, 1.0, v_s)
-        self._any_exact = bool(self.exact.any())
+        exact = v_s == 0.0  # exact c sgn(qd) for these joints
+        self.smoothing = np.where(exact, 1.0, v_s)
+        self.exact = exact if exact.any() else False  # False: no mask to apply per call
 
     @property
     def nonzero(self):
@@ -138,10 +158,7 @@ class JointFriction:
 
     def __call__(self, qd):
         """Return the friction torques at velocities ``qd`` (..., nv) (Craig, seed 002)."""
-        sign = np.tanh(qd / self.smoothing)
-        if self._any_exact:
-            sign = np.where(self.exact, np.sign(qd), sign)
-        return self.viscous * qd + self.coulomb * sign
+        return self.viscous * qd + self.coulomb * coulomb_sign(qd, self.smoothing, self.exact)
 
 
 def inverse_dynamics_with_friction(model, q, qd, qdd, f_ext=None, viscous=None, coulomb=None,

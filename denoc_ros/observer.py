@@ -58,13 +58,29 @@ from .dynamics._state import check_model, joint_vector
 from .errors import InputError
 
 __all__ = ['MomentumObserver', 'ContactDetector', 'ContactMonitor', 'observe',
-           'external_wrench']
+           'external_wrench', 'momentum_terms']
 
 DEFAULT_GAIN = 50.0
 """K_O [1/s]: a 20 ms time constant, fast enough to see a collision, slow enough to damp noise."""
 
 DEFAULT_MAX_GAP = 0.1
 """Seconds between samples beyond which the observer starts again."""
+
+
+def momentum_terms(model, q, qd, tau, friction=None, gravity=None):
+    """
+    Return ``(p, w)``: ``M(q) qd`` and ``tau - tau_f(qd) + C(q, qd)^T qd - g(q)``.
+
+    One state (``nv``,) or a batch (N, nv): the inputs of the observer's recursion.
+    ``gravity``: ``g(q)`` when the caller has it already (the dynamics node's feed-forward).
+    """
+    if gravity is None:
+        gravity = gravity_torques(model, q)
+    p = np.matmul(mass_matrix(model, q), qd[..., None])[..., 0]
+    w = tau + np.matmul(qd[..., None, :], coriolis_matrix(model, q, qd))[..., 0, :] - gravity
+    if friction is not None:
+        w = w - friction(qd)
+    return p, w
 
 
 class MomentumObserver:
@@ -102,22 +118,14 @@ class MomentumObserver:
         self.estimate = np.zeros(self.model.nv)
         self.reason = reason
 
-    def momentum_terms(self, q, qd, tau):
-        """Return ``(p, w)``: ``M(q) qd`` and ``tau - tau_f + C(q, qd)^T qd - g(q)``."""
-        model = self.model
-        p = mass_matrix(model, q) @ qd
-        w = tau + coriolis_matrix(model, q, qd).T @ qd - gravity_torques(model, q)
-        if self.friction is not None:
-            w = w - self.friction(qd)
-        return p, w
-
-    def update(self, t, q, qd, tau):
+    def update(self, t, q, qd, tau, gravity=None):
         """
         Take one sample at time ``t`` [s]; return the estimate ``r`` of ``tau_ext`` (nv,).
 
-        The returned array is the observer's own (``self.estimate``); copy it to keep it.
+        ``gravity``: ``g(q)`` if already computed. The returned array is the observer's own
+        (``self.estimate``); copy it to keep it.
         """
-        p, w = self.momentum_terms(q, qd, tau)
+        p, w = momentum_terms(self.model, q, qd, tau, self.friction, gravity)
         return self.step(float(t), p, w)
 
     def step(self, t, p, w):
@@ -162,11 +170,7 @@ def observe(model, t, q, qd, tau, gain=DEFAULT_GAIN, friction=None, max_gap=DEFA
         raise InputError(f'observe takes t (N,) and q, qd, tau (N, ...) of one length N, got '
                          f'{t.shape}, {q.shape}, {qd.shape}, {tau.shape}')
     observer = MomentumObserver(model, gain, friction, max_gap)
-    p = np.einsum('kij,kj->ki', mass_matrix(model, q), qd)
-    w = tau + np.einsum('kji,kj->ki', coriolis_matrix(model, q, qd), qd) \
-        - gravity_torques(model, q)
-    if friction is not None:
-        w = w - friction(qd)
+    p, w = momentum_terms(model, q, qd, tau, friction)
     out = np.empty_like(tau)
     for k in range(t.size):
         out[k] = observer.step(t[k], p[k], w[k])
@@ -202,6 +206,10 @@ class ContactDetector:
     def reset(self):
         """Forget every contact."""
         self.joint_in_contact[:] = False
+
+    def ratio(self, r):
+        """Return ``max_i |r_i| / threshold_i`` (>= 1: some joint over its threshold)."""
+        return float(np.max(np.abs(r) / self.thresholds))
 
     @property
     def in_contact(self):
@@ -260,9 +268,9 @@ class ContactMonitor:
         """Return the per-joint thresholds."""
         return self.detector.thresholds
 
-    def update(self, t, q, qd, tau):
+    def update(self, t, q, qd, tau, gravity=None):
         """Take a sample; return ``(tau_ext estimate, per-joint contact flags)``."""
-        r = self.observer.update(t, q, qd, tau)
+        r = self.observer.update(t, q, qd, tau, gravity)
         return r, self.detector.update(r)
 
     def wrench(self, q):

@@ -141,6 +141,8 @@ def test_external_torques_wrench_and_contact(harness):
     first = next(c for c in contacts if c.in_contact)
     assert list(first.thresholds) == [2.0] * 7 and list(first.joint_names) == \
         list(model.joint_names)
+    assert first.max_ratio == pytest.approx(np.abs(first.external_torques).max() / 2.0)
+    assert first.max_ratio > 1.0
     # Detection delay: the first joint over 2 N m, against the first-order bound
     T = np.abs(tool_wrench_torques(model, motion(1.0)[0]))
     bound = min(math.log(Ti / (Ti - 2.0)) / K for Ti in T if Ti > 2.0)

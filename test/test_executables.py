@@ -138,48 +138,14 @@ def _started(proc, timeout=60.0):
     return proc.stdout.readline()
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize('name, params', [('denoc_dynamics_node', 'urdf_path:=craig_rr'),
-                                          ('denoc_sim_arm', 'urdf_path:=panda'),
-                                          ('denoc_joint_state_source', 'urdf_path:=craig_rr'),
-                                          ('denoc_torque_monitor', 'interval:=0.2'),
-                                          ('denoc_ct_controller', 'urdf_path:=craig_rr'),
-                                          ('denoc_contact_demo', 'period:=4.0')])
-@pytest.mark.parametrize('signals', [('SIGINT', 'SIGINT'), ('SIGTERM',)],
-                         ids=['ctrl-c in a terminal under ros2 launch', 'sigterm'])
-def test_signals_end_the_executable_quietly(name, params, signals):
-    """Two SIGINTs in quick succession (a terminal's and launch's), or a SIGTERM: status 0."""
+def _signalled(command, signals, settle=0.0):
+    """Start ``command``, await its first line, send ``signals``; return status and output."""
     import signal
-    exe = venv_executable(name)
-    proc = subprocess.Popen([str(exe), '--ros-args', '-p', params], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
     try:
         first = _started(proc)
-        for sig in signals:
-            proc.send_signal(getattr(signal, sig))
-            time.sleep(0.01)
-        output, _ = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, first + output
-    assert 'Traceback' not in output and 'KeyboardInterrupt' not in output, first + output
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize('signals', [('SIGINT', 'SIGINT'), ('SIGTERM',)],
-                         ids=['ctrl-c in a terminal under ros2 launch', 'sigterm'])
-def test_signals_end_a_tool_quietly(signals, tmp_path):
-    """denoc_excitation interrupted mid-design: status 0, one line, no traceback, no file."""
-    import signal
-    exe = venv_executable('denoc_excitation')
-    output = tmp_path / 'traj.yaml'
-    proc = subprocess.Popen([str(exe), '--urdf', 'panda', '--duration', '20', '--harmonics', '5',
-                             '--max-iterations', '500', '--output', str(output)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        first = _started(proc)
-        time.sleep(0.5)
+        time.sleep(settle)
         for sig in signals:
             proc.send_signal(getattr(signal, sig))
             time.sleep(0.01)
@@ -187,8 +153,39 @@ def test_signals_end_a_tool_quietly(signals, tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-    text = first + rest
-    assert proc.returncode == 0, text
+    return proc.returncode, first + rest
+
+
+SIGNALS = pytest.mark.parametrize('signals', [('SIGINT', 'SIGINT'), ('SIGTERM',)],
+                                  ids=['ctrl-c in a terminal under ros2 launch', 'sigterm'])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('name, args', [
+    ('denoc_dynamics_node', ('--ros-args', '-p', 'urdf_path:=craig_rr')),
+    ('denoc_sim_arm', ('--ros-args', '-p', 'urdf_path:=panda')),
+    ('denoc_joint_state_source', ('--ros-args', '-p', 'urdf_path:=craig_rr')),
+    ('denoc_torque_monitor', ('--ros-args', '-p', 'interval:=0.2')),
+    ('denoc_ct_controller', ('--ros-args', '-p', 'urdf_path:=craig_rr')),
+    ('denoc_contact_demo', ('--ros-args', '-p', 'period:=4.0')),
+    ('denoc_demo', ('--robot', 'craig_rr'))], ids=lambda x: x if isinstance(x, str) else '')
+@SIGNALS
+def test_signals_end_the_executable_quietly(name, args, signals):
+    """Two SIGINTs in quick succession (a terminal's and launch's), or a SIGTERM: status 0."""
+    status, output = _signalled([str(venv_executable(name)), *args], signals)
+    assert status == 0, output
+    assert 'Traceback' not in output and 'KeyboardInterrupt' not in output, output
+
+
+@pytest.mark.slow
+@SIGNALS
+def test_signals_end_a_tool_quietly(signals, tmp_path):
+    """denoc_excitation interrupted mid-design: status 0, one line, no traceback, no file."""
+    output = tmp_path / 'traj.yaml'
+    status, text = _signalled([str(venv_executable('denoc_excitation')), '--urdf', 'panda',
+                               '--duration', '20', '--harmonics', '5', '--max-iterations', '500',
+                               '--output', str(output)], signals, settle=0.5)
+    assert status == 0, text
     assert 'Traceback' not in text and 'KeyboardInterrupt' not in text, text
     assert 'denoc_excitation: interrupted, no complete result' in text, text
     assert not output.exists()

@@ -309,7 +309,12 @@ def test_identified_urdf_with_links_locked_off_the_chain():
 
 
 def synthetic(model, true, layout_true, rng, samples=6000, noise=0.0):
-    """Return (q, qd, qdd, tau) of a 5-harmonic motion with the true arm's efforts."""
+    """
+    Return (q, qd, qdd, tau) of a 5-harmonic motion with the true arm's efforts.
+
+    The efforts come from inverse dynamics (the RNEA, not the regressor under test) plus the
+    friction of ``layout_true``'s joint terms, written out here.
+    """
     n = model.dof
     t = np.linspace(0.0, 30.0, samples)
     w = 2 * np.pi * 0.1 * np.arange(1, 6)
@@ -319,7 +324,11 @@ def synthetic(model, true, layout_true, rng, samples=6000, noise=0.0):
                - b[None] * np.sin(w * t[:, None, None]))).sum(-1)
     qdd = -(w ** 2 * (a[None] * np.sin(w * t[:, None, None])
                       + b[None] * np.cos(w * t[:, None, None]))).sum(-1)
-    tau = layout_true.regressor(true, q, qd, qdd) @ layout_true.nominal
+    tau = dr.inverse_dynamics(true, q, qd, qdd)
+    if 'viscous' in layout_true.joint_terms:
+        tau = tau + true.damping * qd
+    if 'coulomb' in layout_true.joint_terms:
+        tau = tau + true.friction * np.tanh(qd / 1e-3)
     return q, qd, qdd, tau + rng.normal(scale=noise, size=tau.shape)
 
 

@@ -74,6 +74,7 @@ import warnings
 import numpy as np
 
 from ..errors import DataError
+from ..friction import coulomb_sign
 
 __all__ = ['DataWarning', 'FilterSettings', 'JointStateRecording', 'MIN_SAMPLES',
            'prepare_samples', 'read_recording', 'read_recordings', 'Samples', 'write_bag',
@@ -972,10 +973,6 @@ class FilterSettings:
     splits the recording into segments, filtered separately; shorter gaps (a few dropped
     messages) are bridged by the linear resampling. Default 10 (10 ms at 1 kHz, a tenth of a
     period of the cut-off frequency).
-
-    ``coulomb_smoothing`` (rad/s or m/s): the velocity scale ``v_s`` of the Coulomb column
-    ``tanh(qd / v_s)``, which is filtered like the efforts ("parallel filtering", see
-    :class:`Samples`); the friction model's default.
     """
 
     cutoff: float = 10.0
@@ -983,7 +980,6 @@ class FilterSettings:
     decimate: int = None
     trim: float = None
     max_gap: float = 10.0
-    coulomb_smoothing: float = 1e-3
 
 
 @dataclass(frozen=True)
@@ -994,9 +990,11 @@ class Samples:
     Columns in the order of ``joint_names``; ``segments`` continuous pieces of recording
     contributed (their samples are concatenated in time order).
 
-    ``coulomb`` (M, n): the Coulomb friction column ``tanh(qd / v_s)`` computed at the full
-    rate and then low-pass filtered like the efforts. The efforts' Coulomb step at a velocity
-    reversal is smeared by the filter; the sign of the filtered velocity is not. Regressing
+    ``coulomb`` (M, n): the Coulomb friction column ``tanh(qd / v_s)`` (the friction model's
+    :func:`~denoc_ros.friction.coulomb_sign` at its default ``v_s``, as the identification's
+    layout uses it) computed at the full rate and then low-pass filtered like the efforts. The
+    efforts' Coulomb step at a velocity reversal is smeared by the filter; the sign of the
+    filtered velocity is not. Regressing
     the filtered efforts on the filtered sign (Gautier's parallel filtering) removes the bias
     the mismatch causes (Coulomb levels found too low, viscous ones too high). None when the
     samples were made otherwise.
@@ -1010,6 +1008,12 @@ class Samples:
     joint_names: tuple
     segments: int
     coulomb: np.ndarray = None
+
+    def part(self, index):
+        """Return the samples ``index`` (a slice) selects, every array alike."""
+        return Samples(self.time[index], self.q[index], self.qd[index], self.qdd[index],
+                       self.tau[index], self.joint_names, self.segments,
+                       None if self.coulomb is None else self.coulomb[index])
 
 
 def _check_settings(settings):
@@ -1035,9 +1039,6 @@ def _check_settings(settings):
         bad('trim', 'None or a non-negative number of seconds', settings.trim)
     if not (isinstance(settings.max_gap, (int, float)) and settings.max_gap > 1):
         bad('max_gap', 'a number of sample periods greater than 1', settings.max_gap)
-    if not (isinstance(settings.coulomb_smoothing, (int, float))
-            and settings.coulomb_smoothing > 0):
-        bad('coulomb_smoothing', 'a positive velocity', settings.coulomb_smoothing)
 
 
 def prepare_samples(recording, settings=FilterSettings()):
@@ -1116,7 +1117,7 @@ def prepare_samples(recording, settings=FilterSettings()):
             out[1][:, j] = q[keep]
             out[2][:, j] = qd[keep]
             out[3][:, j] = np.gradient(qd, dt)[keep]
-            out[5][:, j] = sosfiltfilt(sos, np.tanh(qd / settings.coulomb_smoothing))[keep]
+            out[5][:, j] = sosfiltfilt(sos, coulomb_sign(qd))[keep]
             del q, qd
             out[4][:, j] = smooth(effort[i0:i1, j], uniform, tr, grid)[keep]
         pieces.append(out)

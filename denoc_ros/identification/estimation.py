@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from .parameters import inertia_about_origin
 from ..errors import DataError, InputError
 
 __all__ = ['NormalEquations', 'LeastSquaresFit', 'least_squares', 'physically_consistent',
@@ -57,9 +58,6 @@ class NormalEquations:
         self.b = np.zeros((n, p))
         self.c = np.zeros(n)
         self.count = 0
-        self.tau_sum = np.zeros(n)
-        self.tau_min = np.full(n, np.inf)
-        self.tau_max = np.full(n, -np.inf)
 
     def add(self, W, tau):
         """Add samples: ``W`` (B, n, p) full regressors, ``tau`` (B, n) measured efforts."""
@@ -74,10 +72,6 @@ class NormalEquations:
         self.b += np.matmul(Wt.transpose(0, 2, 1), np.ascontiguousarray(tau.T)[:, :, None])[..., 0]
         self.c += np.einsum('bj,bj->j', tau, tau)
         self.count += W.shape[0]
-        if tau.shape[0]:
-            self.tau_sum += tau.sum(axis=0)
-            self.tau_min = np.minimum(self.tau_min, tau.min(axis=0))
-            self.tau_max = np.maximum(self.tau_max, tau.max(axis=0))
 
     def combined(self, weights=None):
         """Return ``(A, b, c)`` summed over the joints, row j weighted by ``weights[j]^2``."""
@@ -180,7 +174,7 @@ def least_squares(normal, base, weighted=True):
 def _pseudo_inertia(p):
     """Return the 4x4 pseudo-inertia of ten parameters [m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]."""
     m, h = p[0], p[1:4]
-    inertia = np.array([[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]])
+    inertia = inertia_about_origin(p)
     J = np.empty((4, 4))
     J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
     J[:3, 3] = J[3, :3] = h
@@ -190,6 +184,11 @@ def _pseudo_inertia(p):
 
 # J is linear in the ten parameters: J = sum_k p_k E_k.
 _BASIS = np.array([_pseudo_inertia(np.eye(10)[k]) for k in range(10)])
+
+
+def _parameters_of_pseudo_inertia(J):
+    """Return the ten parameters of a pseudo-inertia: the inverse of the linear map above."""
+    return np.linalg.lstsq(_BASIS.reshape(10, 16).T, J.reshape(16), rcond=None)[0]
 
 
 def physical_margin(p):
@@ -272,10 +271,7 @@ def _start(nominal, bodies, nonnegative, nb):
         floor = 1e-3 * max(values[-1], 1e-9)
         if values[0] < floor:
             J = (vectors * np.maximum(values, floor)) @ vectors.T
-            S = J[:3, :3]
-            inertia = np.trace(S) * np.eye(3) - S
-            theta[block] = [J[3, 3], J[0, 3], J[1, 3], J[2, 3], inertia[0, 0], inertia[0, 1],
-                            inertia[1, 1], inertia[0, 2], inertia[1, 2], inertia[2, 2]]
+            theta[block] = _parameters_of_pseudo_inertia(J)
     bounded = theta[nb:]
     bounded[nonnegative] = np.maximum(bounded[nonnegative], 1e-3)
     return theta

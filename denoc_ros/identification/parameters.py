@@ -39,11 +39,11 @@ import numpy as np
 from ..dynamics._state import check_model, finish, prepare
 from ..dynamics.regressor import PARAMETERS_PER_BODY, regressor
 from ..errors import InputError
-from ..friction import DEFAULT_SMOOTHING
-from ..spatial import check_inertial
+from ..friction import coulomb_sign, DEFAULT_SMOOTHING
+from ..spatial import check_inertial, parallel_axis
 
 __all__ = ['inertial_parameters', 'with_inertial_parameters', 'ParameterLayout',
-           'joint_columns', 'BODY_PARAMETER_NAMES', 'JOINT_TERMS']
+           'joint_columns', 'BODY_PARAMETER_NAMES', 'JOINT_TERMS', 'chosen_terms']
 
 BODY_PARAMETER_NAMES = ('m', 'mx', 'my', 'mz', 'Ixx', 'Ixy', 'Iyy', 'Ixz', 'Iyz', 'Izz')
 """The ten parameters of a body: mass, first moments m c, inertia about the frame origin."""
@@ -56,17 +56,25 @@ FRICTION_CHOICES = {'none': (), 'viscous': ('viscous',), 'coulomb': ('coulomb',)
 """``denoc_identify --friction`` choices and the joint terms each brings."""
 
 
-def _inertia_about_origin(mass, com, inertia_c):
-    """Return the inertia about the frame origin from the one about the centre of mass."""
-    return inertia_c + mass * (float(com @ com) * np.eye(3) - np.outer(com, com))
+def chosen_terms(friction='viscous+coulomb', offset=False, armature=False):
+    """Return the joint terms of a friction choice (:data:`FRICTION_CHOICES`) and the options."""
+    if friction not in FRICTION_CHOICES:
+        raise InputError(f'friction {friction!r}: choose from {", ".join(FRICTION_CHOICES)}')
+    return (FRICTION_CHOICES[friction] + (('offset',) if offset else ())
+            + (('armature',) if armature else ()))
 
 
 def parameters_of(mass, com, inertia):
     """Return the ten parameters of one rigid piece: mass, centre of mass, inertia about it."""
     m, c = float(mass), np.asarray(com, dtype=float)
-    I_o = _inertia_about_origin(m, c, np.asarray(inertia, dtype=float))
+    I_o = parallel_axis(m, c, np.asarray(inertia, dtype=float))  # about the frame origin
     return np.array([m, m * c[0], m * c[1], m * c[2], I_o[0, 0], I_o[0, 1], I_o[1, 1],
                      I_o[0, 2], I_o[1, 2], I_o[2, 2]])
+
+
+def inertia_about_origin(p):
+    """Return the 3x3 inertia about the frame origin held by ten parameters ``p``."""
+    return np.array([[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]])
 
 
 def inertial_parameters(model):
@@ -112,8 +120,7 @@ def body_inertials(model, pi, check=True, what=None):
             raise InputError(f'{name}: mass is {m:g} kg with first moments {h.tolist()}; a '
                              'body needs a positive mass')
         c = h / m if m > 0.0 else np.zeros(3)
-        I_o = np.array([[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]])
-        I_c = I_o - m * (float(c @ c) * np.eye(3) - np.outer(c, c))
+        I_c = parallel_axis(-m, c, inertia_about_origin(p))  # back to the centre of mass
         if check:
             m, c, I_c = check_inertial(name, m, c, I_c)
         mass[i], com[i], inertia[i] = m, c, I_c
@@ -131,12 +138,6 @@ def with_inertial_parameters(model, pi, check=True):
     """
     mass, com, inertia = body_inertials(model, pi, check=check)
     return model.replace(mass=mass, com=com, inertia=inertia)
-
-
-def _smooth_sign(qd, smoothing):
-    if smoothing == 0.0:
-        return np.sign(qd)
-    return np.tanh(qd / smoothing)
 
 
 def joint_columns(model, qd, qdd, terms=('viscous', 'coulomb'), smoothing=DEFAULT_SMOOTHING,
@@ -168,7 +169,7 @@ def joint_columns(model, qd, qdd, terms=('viscous', 'coulomb'), smoothing=DEFAUL
     rows = np.arange(n)
     for k, term in enumerate(terms):
         value = {'viscous': lambda: qd,
-                 'coulomb': lambda: _smooth_sign(qd, smoothing) if coulomb is None else coulomb,
+                 'coulomb': lambda: coulomb_sign(qd, smoothing) if coulomb is None else coulomb,
                  'offset': lambda: np.ones_like(qd), 'armature': lambda: qdd}[term]()
         out[:, rows, k * n + rows] = value
     return finish(batch, out, 'joint_columns')

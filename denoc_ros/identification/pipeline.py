@@ -59,12 +59,9 @@ class Identification:
 
 def _regressor_chunks(layout, model, samples, size):
     """Yield ``(W, tau)`` chunk by chunk (the filtered Coulomb column where there is one)."""
-    coulomb = getattr(samples, 'coulomb', None)
     for start in range(0, samples.q.shape[0], size):
-        s = slice(start, start + size)
-        W = layout.regressor(model, samples.q[s], samples.qd[s], samples.qdd[s],
-                             None if coulomb is None else coulomb[s])
-        yield W, samples.tau[s]
+        part = samples.part(slice(start, start + size))
+        yield layout.regressor(model, part.q, part.qd, part.qdd, part.coulomb), part.tau
 
 
 def predict_torques(layout, model, theta, samples, chunk=CHUNK):

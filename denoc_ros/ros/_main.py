@@ -15,41 +15,13 @@
 """The ``main()`` shared by every executable: init, build the node, spin, shut down cleanly."""
 
 import gc
-import signal
 import sys
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
 from ..errors import DenocError
-
-
-def ignore_further_interrupts():
-    """
-    Ignore SIGINT from here on: the process is shutting down.
-
-    A terminal's Ctrl-C reaches every process of the group, and ``ros2 launch`` then sends its
-    own SIGINT: the second must not cut the clean-up short with a traceback.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _first_interrupt(signum, frame):
-    """Turn the first SIGINT into KeyboardInterrupt and ignore every later one at once."""
-    ignore_further_interrupts()
-    raise KeyboardInterrupt
-
-
-def handle_interrupts():
-    """
-    Make the first SIGINT raise KeyboardInterrupt and the ones after it do nothing.
-
-    Call before ``rclpy.init`` (whose signal handler then hands SIGINT on to this one). The
-    second SIGINT of a Ctrl-C under ``ros2 launch`` can otherwise arrive while the first one's
-    KeyboardInterrupt is still unwinding (a long start-up: the kernels compiling in a fresh
-    workspace) and end the process with a traceback from some destructor.
-    """
-    signal.signal(signal.SIGINT, _first_interrupt)
+from ..signals import handle_interrupts, ignore_further_interrupts
 
 
 def spin_node(factory, name, args=None):

@@ -28,7 +28,13 @@ import subprocess
 import sys
 import time
 
+from ..signals import handle_interrupts, ignore_further_interrupts
+
 DEFAULT_ROBOT = 'panda'
+
+
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def executable(name):
@@ -63,7 +69,11 @@ def main(argv=None):
     env = dict(os.environ)
     env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     env.setdefault('PYTHONUNBUFFERED', '1')
-    procs = [subprocess.Popen(cmd, env=env) for cmd in demo_commands(args.robot, args.rate)]
+    handle_interrupts(sigterm=True)
+    # The children start with SIGINT ignored until their own handler is in place: a Ctrl-C
+    # while an interpreter is still starting would end it with a traceback from `site`.
+    procs = [subprocess.Popen(cmd, env=env, preexec_fn=_ignore_sigint)
+             for cmd in demo_commands(args.robot, args.rate)]
     print(f'demo: robot {args.robot!r}, joint states at {args.rate:g} Hz; Ctrl-C to stop',
           flush=True)
     status = 0
@@ -81,7 +91,7 @@ def main(argv=None):
         pass
     finally:
         # Ctrl-C reaches the children too; a second one must not interrupt the waiting below.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        ignore_further_interrupts(sigterm=True)
         for p in procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)

@@ -356,7 +356,7 @@ class DynamicsNode(Node):
             self.model, settings.observer_gain, settings.contact_threshold,
             settings.contact_hysteresis, settings.contact_frame or None, self._friction,
             settings.observer_max_gap)
-        self._monitor.observer.reason = reason
+        self._monitor.reset(reason)
         self._out_external = JointState(name=list(self.model.joint_names))
         self._contact_msg = ContactState(joint_names=list(self.model.joint_names),
                                          thresholds=self._monitor.thresholds.tolist())
@@ -468,14 +468,12 @@ class DynamicsNode(Node):
             self._reject(f'joint state dropped: {err}')
             return
         self._latest = (q, qd, effort)  # the services' "latest joint state"
+        # the state the terms are taken at (see feedforward_terms): measured, or desired
+        at_measured = desired is None or self.settings.feedforward_state == 'measured'
         total = terms.total
         friction = self._friction
         if friction is not None:
-            # at the velocity of the state the terms are taken at (see feedforward_terms)
-            if desired is not None and self.settings.feedforward_state == 'desired':
-                total += friction(desired[1])
-            else:
-                total += friction(qd)
+            total += friction(qd if at_measured else desired[1])
         # one check covers all terms: a NaN or inf in any term makes their sum non-finite
         if not all_finite(total.tolist()):
             self._reject('non-finite torques at this state: nothing published')
@@ -495,11 +493,12 @@ class DynamicsNode(Node):
         if effort is not None and self._prediction_pub.get_subscription_count():
             self._publish_prediction(msg.header, q, qd, effort)
         if self._monitor is not None:
-            self._observe(msg.header, q, qd, effort)
+            # g(q) of the feed-forward is the observer's when taken at the measured state
+            self._observe(msg.header, q, qd, effort, terms.gravity if at_measured else None)
         self.stats.published += 1
         self.stats.compute_time(time.perf_counter() - start)
 
-    def _observe(self, header, q, qd, effort):
+    def _observe(self, header, q, qd, effort, gravity=None):
         """Update the momentum observer and publish tau_ext, the contact and the wrench."""
         monitor = self._monitor
         if effort is None:
@@ -510,7 +509,7 @@ class DynamicsNode(Node):
         stamp = header.stamp.sec + 1e-9 * header.stamp.nanosec
         resets = monitor.observer.resets
         try:
-            r, flags = monitor.update(stamp, q, qd, effort)
+            r, flags = monitor.update(stamp, q, qd, effort, gravity)
         except DenocError as err:
             monitor.reset(f'observer error: {err}')
             self._reject(f'no external torques: {err}')
@@ -537,6 +536,7 @@ class DynamicsNode(Node):
             contact.in_contact = bool(flags.any())
             contact.external_torques = torques
             contact.joint_in_contact = flags.tolist()
+            contact.max_ratio = monitor.detector.ratio(r)
             self._contact_pub.publish(contact)
         if self._wrench_pub.get_subscription_count():
             try:

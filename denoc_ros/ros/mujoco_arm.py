@@ -153,7 +153,7 @@ class MujocoArm:
         if f.shape != (3,) or t.shape != (3,) or not (np.all(np.isfinite(f))
                                                       and np.all(np.isfinite(t))):
             raise InputError(f'external wrench on {link}: force and torque must be 3 finite '
-                             f'values each, got {force!r}, {torque!r}')
+                             f'values each, got {force!r}, {torque!r} (non-finite or too few)')
         if not (np.any(f) or np.any(t)):
             self.clear_external_wrench()
             return

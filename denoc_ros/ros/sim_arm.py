@@ -56,10 +56,10 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from ._main import handle_interrupts, ignore_further_interrupts
 from .mujoco_arm import MujocoArm
 from ..description import read_description
 from ..errors import DenocError, InputError
+from ..signals import handle_interrupts, ignore_further_interrupts
 
 
 class SimArm(Node):
@@ -115,6 +115,7 @@ class SimArm(Node):
                            if get('publish_clock') else None)
         self._command_sub = self.create_subscription(Float64MultiArray, '~/commands',
                                                      self.command_callback, 100)
+        self._wrench_error = None   # (text, time) of the last refused wrench's error
         self._wrench_sub = self.create_subscription(WrenchStamped, '~/external_wrench',
                                                     self.wrench_callback, 10)
         self.get_logger().info(
@@ -142,22 +143,21 @@ class SimArm(Node):
         link = msg.header.frame_id
         f, t = msg.wrench.force, msg.wrench.torque
         force, torque = (f.x, f.y, f.z), (t.x, t.y, t.z)
-        values = np.array(force + torque)
-        if not np.all(np.isfinite(values)):
-            self.get_logger().error(f'external wrench on {link!r} ignored: non-finite values '
-                                    f'{values.tolist()}', throttle_duration_sec=2.0)
-            return
-        if not np.any(values):
+        if not any(force + torque):  # a zero wrench removes the push, whatever the link
             if self.arm.external_wrench is not None:
                 self.get_logger().info('external wrench removed')
             self.arm.clear_external_wrench()
             return
-        if link not in self.arm.link_names:
-            self.get_logger().error(
-                f'external wrench ignored: unknown link {link!r} (header.frame_id); known links: '
-                f'{", ".join(self.arm.link_names)}', throttle_duration_sec=2.0)
+        try:
+            self.arm.set_external_wrench(link, force, torque)
+        except InputError as err:  # an unknown link, a non-finite value
+            # Each different error at once, a repeated one at most every 2 s.
+            text, now = f'external wrench ignored: {err}', time.monotonic()
+            if self._wrench_error is None or self._wrench_error[0] != text \
+                    or now - self._wrench_error[1] >= 2.0:
+                self._wrench_error = (text, now)
+                self.get_logger().error(text)
             return
-        self.arm.set_external_wrench(link, force, torque)
         self.get_logger().info(
             f'external wrench on {link}: force {np.round(force, 6).tolist()} N, torque '
             f'{np.round(torque, 6).tolist()} N m (link axes, at its origin)',

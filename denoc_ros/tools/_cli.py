@@ -12,19 +12,72 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""What the command-line tools share: bad input as one line on stderr, Ctrl-C without a trace."""
+"""What the command-line tools share: model arguments, one-line errors, progress, Ctrl-C."""
 
-import signal
+import argparse
 import sys
 
+from ..description import read_description
 from ..errors import DenocError
+from ..identification.parameters import chosen_terms, FRICTION_CHOICES
+from ..signals import handle_interrupts
+from ..urdf import load_urdf
 
 
-def _stop(signum, frame):
-    """Turn the first SIGINT or SIGTERM into KeyboardInterrupt; ignore the ones after it."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise KeyboardInterrupt
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (``<prog>: error: ...``), status 2."""
+
+    def error(self, message):
+        """Print one line and exit with status 2."""
+        self.exit(2, f'{self.prog}: error: {message} (see --help)\n')
+
+
+def add_model_arguments(parser, chain='chain'):
+    """Add the arguments that choose the model and its joint terms (``--urdf``, ...)."""
+    parser.add_argument('--urdf', required=True,
+                        help='robot description: URDF or xacro file, or a bundled robot name')
+    parser.add_argument('--base-link', default=None, help=f'first link of the {chain}')
+    parser.add_argument('--tip-link', default=None, help=f'last link of the {chain}')
+    parser.add_argument('--friction', choices=sorted(FRICTION_CHOICES),
+                        default='viscous+coulomb', help='joint friction to identify')
+    parser.add_argument('--armature', action='store_true',
+                        help="also identify each joint's reflected rotor inertia")
+    parser.add_argument('--offset', action='store_true',
+                        help='also identify a constant effort offset per joint')
+
+
+def model_of(args):
+    """Return ``(URDF text, model, joint terms)`` of the model arguments."""
+    text = read_description(args.urdf)
+    model = load_urdf(text, base_link=args.base_link, tip_link=args.tip_link)
+    return text, model, chosen_terms(args.friction, args.offset, args.armature)
+
+
+class StatusLine:
+    """A progress line on stderr: redrawn in place on a terminal, else printed when it moves on."""
+
+    def __init__(self, stream=None):
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty()
+        self.key = None
+        self.open = False
+
+    def show(self, text, key):
+        """Show ``text``; off a terminal only when ``key`` differs from the last (None: never)."""
+        if self.tty:
+            self.stream.write(f'\r{text}')
+            self.open = True
+        elif key is not None and key != self.key:
+            self.stream.write(text + '\n')
+        self.key = key
+        self.stream.flush()
+
+    def done(self):
+        """End a line redrawn in place."""
+        if self.open:
+            self.stream.write('\n')
+            self.stream.flush()
+            self.open = False
 
 
 def run_tool(prog, run, args):
@@ -36,8 +89,7 @@ def run_tool(prog, run, args):
     quietly with status 0, as every executable of the package does, after the line
     ``<prog>: interrupted, no complete result`` (the output files are written last).
     """
-    signal.signal(signal.SIGINT, _stop)
-    signal.signal(signal.SIGTERM, _stop)
+    handle_interrupts(sigterm=True)
     try:
         return 0, run(args)
     except (DenocError, OSError) as err:

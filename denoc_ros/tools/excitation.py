@@ -36,78 +36,46 @@ there before the trajectory is played.
 Exit status 0 on success; bad input: one line on stderr and status 1 (2 for a usage error).
 """
 
-import argparse
 import math
 import pathlib
 import sys
 
 import numpy as np
 
-from ._cli import run_tool
-from ..description import read_description
+from ._cli import add_model_arguments, model_of, Parser, run_tool, StatusLine
 from ..errors import InputError
 from ..identification.excitation import (design_excitation, excitation_limits,
                                          write_trajectory_csv, write_trajectory_yaml)
-from ..identification.parameters import FRICTION_CHOICES
-from ..urdf import load_urdf
 
 PROG = 'denoc_excitation'
-
-
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (``denoc_excitation: error: ...``)."""
-
-    def error(self, message):
-        """Print one line and exit with status 2."""
-        self.exit(2, f'{self.prog}: error: {message} (see --help)\n')
 
 
 class Progress:
     """Progress on stderr: one line redrawn in place on a terminal, else every tenth iteration."""
 
     def __init__(self, stream=None, every=10):
-        self.stream = stream if stream is not None else sys.stderr
-        self.tty = self.stream.isatty()
-        self.every = every
-        self.shown = False
+        self.line, self.every = StatusLine(stream), every
 
     def __call__(self, iteration, condition):
         """Show the iteration and the best condition number so far."""
-        text = f'{PROG}: iteration {iteration:4d}, condition number {condition:10.4g}'
-        if self.tty:
-            self.stream.write(f'\r{text}')
-            self.shown = True
-        elif iteration % self.every == 0:
-            self.stream.write(text + '\n')
-        self.stream.flush()
+        self.line.show(f'{PROG}: iteration {iteration:4d}, condition number {condition:10.4g}',
+                       iteration if iteration % self.every == 0 else None)
 
     def done(self):
         """End a line redrawn in place."""
-        if self.shown:
-            self.stream.write('\n')
-            self.stream.flush()
-            self.shown = False
+        self.line.done()
 
 
 def _parser():
-    parser = _Parser(
+    parser = Parser(
         prog=PROG, description='Design a periodic excitation trajectory (finite Fourier '
         "series) that minimises the base regressor's condition number within the URDF's "
         'limits, and write it as a JointTrajectory YAML and a CSV.')
-    parser.add_argument('--urdf', required=True,
-                        help='robot description: URDF or xacro file, or a bundled name')
-    parser.add_argument('--base-link', default=None, help='first link of the chain')
-    parser.add_argument('--tip-link', default=None, help='last link of the chain')
+    add_model_arguments(parser)
     parser.add_argument('--duration', type=float, default=20.0,
                         help='period of the trajectory [s] (default 20)')
     parser.add_argument('--harmonics', type=int, default=5,
                         help='harmonics of the Fourier series, at least 2 (default 5)')
-    parser.add_argument('--friction', choices=sorted(FRICTION_CHOICES),
-                        default='viscous+coulomb', help='joint friction to be identified')
-    parser.add_argument('--armature', action='store_true',
-                        help='a reflected rotor inertia per joint is to be identified too')
-    parser.add_argument('--offset', action='store_true',
-                        help='a constant effort offset per joint is to be identified too')
     parser.add_argument('--start', default='zero', metavar='zero|free|Q1,Q2,...',
                         help='where the trajectory starts at rest (default: zero)')
     parser.add_argument('--safety', type=float, default=0.8,
@@ -166,10 +134,7 @@ def run(args, stdout=None, stderr=None):
     csv = pathlib.Path(args.csv) if args.csv else output.with_suffix('.csv')
     if csv.resolve() == output.resolve():
         raise InputError(f'--csv and --output are the same file {output}')
-    text = read_description(args.urdf)
-    model = load_urdf(text, base_link=args.base_link, tip_link=args.tip_link)
-    terms = FRICTION_CHOICES[args.friction] + (('offset',) if args.offset else ()) \
-        + (('armature',) if args.armature else ())
+    _, model, terms = model_of(args)
     start, note = _start(args.start, model, args.safety)
     progress = Progress(stderr)
     try:

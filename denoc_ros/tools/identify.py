@@ -29,71 +29,48 @@ Exit status 0 on success (and after Ctrl-C or SIGTERM, with one line saying so);
 arguments: one line on stderr and status 1 (2 for a usage error).
 """
 
-import argparse
 import math
 import pathlib
 import sys
 import time
 
-from ._cli import run_tool
-from ..description import read_description
+from ._cli import add_model_arguments, model_of, Parser, run_tool, StatusLine
 from ..errors import DenocError
 from ..identification import data as recordings
-from ..identification.parameters import FRICTION_CHOICES
 from ..identification.pipeline import identify
 from ..identification.report import write_report
 from ..identification.urdf_output import identified_urdf
-from ..urdf import load_urdf
 
 PROG = 'denoc_identify'
 HOLD_OUT = 0.2
 
 
 class Progress:
-    """A one-line progress bar on stderr (redrawn in place on a terminal, else every 10 %)."""
+    """A progress bar on one line of stderr (on a terminal redrawn in place, else every 10 %)."""
 
-    def __init__(self, stream=sys.stderr, width=30):
-        self.stream, self.width = stream, width
-        self.tty = stream.isatty()
-        self.last = None
+    def __init__(self, stream=None, width=30):
+        self.line, self.width = StatusLine(stream), width
 
     def __call__(self, fraction, what):
         """Show ``fraction`` (0..1) of step ``what``."""
         fraction = min(max(float(fraction), 0.0), 1.0)
-        if self.tty:
-            filled = int(round(self.width * fraction))
-            self.stream.write(f'\r{what:<28} [{"#" * filled}{"." * (self.width - filled)}] '
-                              f'{100 * fraction:5.1f} %')
-            if fraction >= 1.0:
-                self.stream.write('\n')
-            self.stream.flush()
-            return
-        step = int(10 * fraction)
-        if (what, step) != self.last:
-            self.last = (what, step)
-            self.stream.write(f'{what}: {10 * step} %\n')
-            self.stream.flush()
+        filled = int(round(self.width * fraction))
+        bar = f'[{"#" * filled}{"." * (self.width - filled)}] {100 * fraction:5.1f} %'
+        self.line.show(f'{what:<28} {bar}', (what, int(10 * fraction)))
+        if fraction >= 1.0:
+            self.line.done()
 
 
 def _parser():
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG, description='Identify inertial parameters and joint friction from recorded '
         'joint states (rosbag2, CSV or NPZ), and write the corrected URDF and a report.')
-    parser.add_argument('--urdf', required=True,
-                        help='nominal robot description: URDF or xacro file, or a bundled name')
+    add_model_arguments(parser, 'identified chain')
     parser.add_argument('--data', action='append', required=True, metavar='BAG',
                         help='training recording (repeat for several)')
     parser.add_argument('--validate', action='append', default=[], metavar='BAG',
                         help='validation recording (default: the last 20 %% of each --data)')
     parser.add_argument('--topic', default='/joint_states', help='JointState topic in bags')
-    parser.add_argument('--friction', choices=sorted(FRICTION_CHOICES),
-                        default='viscous+coulomb', help='joint friction to identify')
-    parser.add_argument('--armature', action='store_true',
-                        help="also identify each joint's reflected rotor inertia")
-    parser.add_argument('--offset', action='store_true',
-                        help='also identify a constant effort offset per joint')
-    parser.add_argument('--base-link', default=None, help='first link of the identified chain')
-    parser.add_argument('--tip-link', default=None, help='last link of the identified chain')
     parser.add_argument('--cutoff', type=float, default=None,
                         help='low-pass cut-off of the zero-phase filter [Hz]')
     parser.add_argument('--filter-order', type=int, default=None,
@@ -127,23 +104,15 @@ def _split(samples, fraction):
         raise DenocError(f'{n} samples are too few to hold out {100 * fraction:.0f} % for '
                          'validation; give --validate data')
 
-    def part(s):
-        return type(samples)(time=samples.time[s], q=samples.q[s], qd=samples.qd[s],
-                             qdd=samples.qdd[s], tau=samples.tau[s],
-                             joint_names=samples.joint_names, segments=samples.segments,
-                             coulomb=None if samples.coulomb is None else samples.coulomb[s])
-    return part(slice(0, cut)), part(slice(cut, n))
+    return samples.part(slice(0, cut)), samples.part(slice(cut, n))
 
 
-def run(args, stderr=sys.stderr):
+def run(args, stderr=None):
     """Identify as ``args`` say; return the report dict."""
     timings = {}
     progress = Progress(stderr)
-    text = read_description(args.urdf)
-    model = load_urdf(text, base_link=args.base_link, tip_link=args.tip_link)
+    text, model, terms = model_of(args)
     settings = _settings(args)
-    terms = FRICTION_CHOICES[args.friction] + (('offset',) if args.offset else ()) \
-        + (('armature',) if args.armature else ())
 
     def read(paths, what):
         t0 = time.perf_counter()
