@@ -106,8 +106,8 @@ def predict(model, q, qd, effort, horizon, substeps=1):
         # it refuses (bad input, a singular joint, an overflow) takes the checked path below.
         try:
             out = np.empty((3, model.packed.n))
-            status = _prediction_one(model.packed.ints, model.packed.reals, q, qd, effort,
-                                     float(horizon), steps, out)
+            status = _prediction_one(model.packed.handle, q, qd, effort, float(horizon), steps,
+                                     out)
         except Exception:
             status = K.BAD_INPUT
         if not status:

@@ -175,3 +175,25 @@ def test_integer_arrays_give_the_float64_result(model, dtype):
         expected = function(model, *[values.astype(float)] * count)
         result = function(model, *[values.astype(dtype)] * count)
         np.testing.assert_array_equal(result, expected, err_msg=f'{name}: {np.dtype(dtype)}')
+
+
+def test_models_keep_their_own_scratch_space(model):
+    """Single-state calls on two models in turn, and on copies, give each model's own result."""
+    import copy
+    import pickle
+    small = dr.load_urdf(bundled_urdf('ur5e'))
+    rng = np.random.default_rng(4)
+    dr.mass_matrix(model, np.zeros(model.dof))  # the packed model (and its handle) exists
+    copies = [copy.copy(model), copy.deepcopy(model), pickle.loads(pickle.dumps(model))]
+    for _ in range(3):
+        for m in (model, small, *copies):
+            states = [rng.uniform(-1.0, 1.0, m.dof) for _ in range(3)]
+            for name, (function, count) in FUNCTIONS.items():
+                fast = function(m, *states[:count])
+                checked = function(m, *[s[None] for s in states[:count]])[0]
+                np.testing.assert_array_equal(fast, checked, err_msg=name)
+    assert copies[0].packed is model.packed  # a shallow copy shares it
+    for m in copies[1:]:  # the others bring their own handle, not an address of the original
+        assert m.packed.handle != model.packed.handle
+        np.testing.assert_array_equal(m.packed.reals, model.packed.reals)
+        assert not m.packed.ints.flags.writeable and not m.packed.reals.flags.writeable

@@ -22,14 +22,16 @@ constants below): its parent, its joint type, and where its joint's positions an
 start in ``q`` and ``v`` (a revolute or prismatic joint has one of each, the free-flyer root 7
 and 6); row ``nb`` holds the gravity vector in its first three columns.
 :attr:`RobotModel.packed` builds this once per model (the model is immutable) and keeps it;
-both arrays are read-only.
+both arrays are read-only. Its ``handle`` gives them, with a scratch space, to the single-state
+entry points as one integer (:func:`._compile.model_handle`).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, Tuple
 
 import numpy as np
 
+from ._compile import model_handle
 from ..model import JOINT_NQ, JOINT_NV
 
 # Columns of ``ints``.
@@ -75,6 +77,20 @@ class PackedModel:
     no_wrench: np.ndarray       # (0, 6) float64 placeholder for f_ext=None
     no_accel: np.ndarray        # (0,) float64 placeholder for zero accelerations
     frames: Dict[str, Tuple[int, np.ndarray]]  # frame name -> (body, FRAME_WIDTH reals)
+    handle: object = field(default=None, init=False, repr=False)  # the *_one kernels' model
+    keep: object = field(default=None, init=False, repr=False)    # what the handle points to
+
+    def __post_init__(self):
+        self.ints.setflags(write=False)
+        self.reals.setflags(write=False)
+        handle, keep = model_handle(self.ints, self.reals, self.n)
+        object.__setattr__(self, 'handle', handle)
+        object.__setattr__(self, 'keep', keep)
+
+    def __reduce__(self):
+        """Pickle and copy without the handle: an address means nothing in another process."""
+        return (PackedModel, (self.ints, self.reals, self.n, self.nq, self.nb, self.square,
+                              self.no_wrench, self.no_accel, self.frames))
 
 
 def _read_only(a):

@@ -49,13 +49,13 @@ import math
 import numpy as np
 
 from . import _compile as K
-from ._compile import all_finite, cross, jit, mat6_vec
+from ._compile import all_finite, cross, jit, mat6_vec, model_arrays
 from ._packed import MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .crba import mass_matrix_batch
 from .kinematics import (_C, _I, _K, _T, _TD, _W, carried, configuration_ok,
                          configuration_size, forward_kinematics, gyroscopic_moment, KIN_WIDTH,
-                         MOT_WIDTH, twists, workspace, world_inertias)
+                         MOT_WIDTH, twists, world_inertias)
 from .rnea import inverse_dynamics_batch, subtract_external_wrench
 from ..errors import InputError
 
@@ -251,8 +251,9 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
 
 
 @jit
-def forward_dynamics_one(ints, reals, q, qd, tau, fext, out):
+def forward_dynamics_one(handle, q, qd, tau, fext, out):
     """Write ``qdd`` (O(n), Saha's UDU^T) of one state into ``out``; return a status."""
+    ints, reals, work, M6 = model_arrays(handle)
     nb, nv = ints.shape[0], out.shape[0]
     q = np.ascontiguousarray(q)
     qd = np.ascontiguousarray(qd)
@@ -264,7 +265,6 @@ def forward_dynamics_one(ints, reals, q, qd, tau, fext, out):
             and configuration_ok(ints, q) and all_finite(qd) and all_finite(tau)
             and all_finite(fext)):
         return K.BAD_INPUT
-    work, M6 = workspace(ints, nv, 4), np.empty((nb + 1, 6, 6))
     status = articulated_body_state(ints, reals, q, qd, tau, fext, work[0], work[1], work[2],
                                     M6[:nb], M6[nb], work[3], out)
     if status != K.OK:
@@ -292,7 +292,7 @@ def forward_dynamics_batch(ints, reals, q, qd, tau, fext, out):
 
 
 @jit
-def prediction_one(ints, reals, q, qd, tau, horizon, steps, out):
+def prediction_one(handle, q, qd, tau, horizon, steps, out):
     """
     Write the state after ``horizon`` s under constant ``tau`` into ``out`` (3, n): q, qd, qdd.
 
@@ -301,6 +301,7 @@ def prediction_one(ints, reals, q, qd, tau, horizon, steps, out):
     ``qdd = FD`` at the end state. Fixed-base models only (``q`` and ``qd`` of one length).
     Returns a status (``SINGULAR + i`` from the forward dynamics).
     """
+    ints, reals, _, _ = model_arrays(handle)
     nb, n = ints.shape[0], out.shape[1]
     q = np.ascontiguousarray(q)
     qd = np.ascontiguousarray(qd)
@@ -379,11 +380,11 @@ def forward_dynamics(model, q, qd, tau, f_ext=None):
             pk = model.packed
             out = _empty(pk.n)
             if f_ext is None:
-                if not _forward_dynamics_one(pk.ints, pk.reals, q, qd, tau, pk.no_wrench, out):
+                if not _forward_dynamics_one(pk.handle, q, qd, tau, pk.no_wrench, out):
                     return out
             # A (0, 6) f_ext would read as "no wrenches" in the kernel.
             elif f_ext.ndim == 2 and f_ext.dtype is _F8 and len(f_ext) == pk.nb:
-                if not _forward_dynamics_one(pk.ints, pk.reals, q, qd, tau, f_ext, out):
+                if not _forward_dynamics_one(pk.handle, q, qd, tau, f_ext, out):
                     return out
     except Exception:
         pass

@@ -49,11 +49,11 @@ ancestors-or-self), ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` with
 import numpy as np
 
 from . import _compile as K
-from ._compile import all_finite, cross, jit, mat6_vec
+from ._compile import all_finite, cross, jit, mat6_vec, model_arrays
 from ._packed import MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _I, _T, configuration_ok, configuration_size,
-                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists, workspace,
+                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists,
                          world_inertias, zero_unless_chain)
 from .rnea import coriolis_torques
 
@@ -216,15 +216,15 @@ def convective_state(ints, reals, q, qd, kin, P, mot, M_compact, M_tilde, M_prim
 
 
 @jit
-def convective_inertia_matrix_one(ints, reals, q, qd, out):
+def convective_inertia_matrix_one(handle, q, qd, out):
     """Write Saha's convective inertia matrix of one state into ``out``; return a status."""
+    ints, reals, work, M6 = model_arrays(handle)
     nb, nv = ints.shape[0], out.shape[0]
     q = np.ascontiguousarray(q)
     qd = np.ascontiguousarray(qd)
     if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
             and configuration_ok(ints, q) and all_finite(qd)):
         return K.BAD_INPUT
-    work, M6 = workspace(ints, nv, 4), np.empty((3 * nb + 1, 6, 6))
     convective_state(ints, reals, q, qd, work[0], work[1], work[2], work[3], M6[:nb],
                      M6[nb:2 * nb], M6[2 * nb:3 * nb], M6[3 * nb], out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT
@@ -382,17 +382,17 @@ def christoffel_state(ints, reals, q, qd, kin, P, mot, sp, I_c, K_c, out):
 
 
 @jit
-def coriolis_matrix_one(ints, reals, q, qd, out):
+def coriolis_matrix_one(handle, q, qd, out):
     """Write the Christoffel Coriolis matrix of one state into ``out``; return a status."""
+    ints, reals, work, M6 = model_arrays(handle)
     nb, nv = ints.shape[0], out.shape[0]
     q = np.ascontiguousarray(q)
     qd = np.ascontiguousarray(qd)
     if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
             and configuration_ok(ints, q) and all_finite(qd)):
         return K.BAD_INPUT
-    work, M6 = workspace(ints, nv, 4), np.empty((2 * nb, 6, 6))
     christoffel_state(ints, reals, q, qd, work[0], work[1], work[2], work[3], M6[:nb],
-                      M6[nb:], out)
+                      M6[nb:2 * nb], out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
@@ -435,7 +435,7 @@ def convective_inertia_matrix(model, q, qd):
         if q.ndim == 1 and qd.ndim == 1 and q.dtype is _F8 and qd.dtype is _F8:
             pk = model.packed
             out = _empty(pk.square)
-            if not _convective_inertia_matrix_one(pk.ints, pk.reals, q, qd, out):
+            if not _convective_inertia_matrix_one(pk.handle, q, qd, out):
                 return out
     except Exception:
         pass
@@ -453,7 +453,7 @@ def coriolis_matrix(model, q, qd):
         if q.ndim == 1 and qd.ndim == 1 and q.dtype is _F8 and qd.dtype is _F8:
             pk = model.packed
             out = _empty(pk.square)
-            if not _coriolis_matrix_one(pk.ints, pk.reals, q, qd, out):
+            if not _coriolis_matrix_one(pk.handle, q, qd, out):
                 return out
     except Exception:
         pass

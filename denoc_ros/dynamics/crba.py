@@ -31,11 +31,11 @@ matrix (:mod:`.coriolis`).
 import numpy as np
 
 from . import _compile as K
-from ._compile import all_finite, cross, jit
+from ._compile import all_finite, cross, jit, model_arrays
 from ._packed import INERTIA, MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _R, configuration_ok, configuration_size, forward_kinematics,
-                         KIN_WIDTH, workspace, zero_unless_chain)
+                         KIN_WIDTH, zero_unless_chain)
 
 __all__ = ['mass_matrix']
 
@@ -150,13 +150,12 @@ def mass_matrix_state(ints, reals, q, kin, P, I_c, out):
 
 
 @jit
-def mass_matrix_one(ints, reals, q, out):
+def mass_matrix_one(handle, q, out):
     """Write ``M(q)`` (Saha Eq. 24) into ``out`` (nv, nv); return a status."""
-    nv = out.shape[0]
+    ints, reals, work, _ = model_arrays(handle)
     q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
         return K.BAD_INPUT
-    work = workspace(ints, nv, 3)
     return K.OK if mass_matrix_state(ints, reals, q, work[0], work[1], work[2], out) \
         else K.BAD_OUTPUT
 
@@ -181,7 +180,7 @@ def mass_matrix(model, q):
         if q.ndim == 1 and q.dtype is _F8:
             pk = model.packed
             out = _empty(pk.square)
-            if not _mass_matrix_one(pk.ints, pk.reals, q, out):
+            if not _mass_matrix_one(pk.handle, q, out):
                 return out
     except Exception:
         pass

@@ -39,11 +39,11 @@ from typing import Optional
 import numpy as np
 
 from . import _compile as K
-from ._compile import all_finite, cross, jit
+from ._compile import all_finite, cross, jit, model_arrays
 from ._packed import NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _O, _R, _T, configuration_ok, configuration_size, forward_kinematics,
-                         frame_pose_batch, KIN_WIDTH, MOT_WIDTH, twists, workspace)
+                         frame_pose_batch, KIN_WIDTH, MOT_WIDTH, twists)
 from ..errors import InputError
 
 __all__ = ['frame_pose', 'jacobian', 'jacobian_dot_times_qd', 'point_acceleration',
@@ -115,13 +115,12 @@ def jacobian_dot_times_qd_state(ints, kin, P, t, qd, body, frame, out):
 
 
 @jit
-def jacobian_one(ints, reals, q, body, frame, out):
+def jacobian_one(handle, q, body, frame, out):
     """Write the frame Jacobian (6, nv) of one state into ``out``; return a status."""
-    nv = out.shape[1]
+    ints, reals, work, _ = model_arrays(handle)
     q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
         return K.BAD_INPUT
-    work = workspace(ints, nv, 2)
     kin, P = work[0], work[1]
     forward_kinematics(ints, reals, q, kin, P)
     jacobian_state(ints, kin, P, body, frame, out)
@@ -190,7 +189,7 @@ def jacobian(model, q, frame: Optional[str] = None):
             pk = model.packed
             body, data = pk.frames[model.tip_link if frame is None or frame == '' else frame]
             out = np.empty((6, pk.n))
-            if not _jacobian_one(pk.ints, pk.reals, q, body, data, out):
+            if not _jacobian_one(pk.handle, q, body, data, out):
                 return out
     except Exception:
         pass

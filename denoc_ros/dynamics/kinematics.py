@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from ._compile import all_finite, cross, jit, sincos
+from ._compile import all_finite, cross, jit, SCRATCH_WIDTH, sincos
 from ._packed import (AXIS, COM, GRAVITY, INERTIA, JOINT_TYPE, NV, PARENT, Q0, ROTATED_AXIS,
                       ROTATION, ROTATION_K, ROTATION_KK, TRANSLATION, V0)
 from ..model import FREE_FLYER, PRISMATIC, REVOLUTE
@@ -54,7 +54,7 @@ from ..model import FREE_FLYER, PRISMATIC, REVOLUTE
 # Columns of the per-call kinematics buffer ``kin`` (nb, KIN_WIDTH): R_i (9, row-major), O_i,
 # d_i, C_i, the inertia I_i about C_i in base axes (9), and the joint axis e_i = R_i a_i.
 _R, _O, _D, _C, _I, _E = 0, 9, 12, 15, 18, 27
-KIN_WIDTH = 30
+KIN_WIDTH = SCRATCH_WIDTH  # 30
 # Columns of the per-call motion buffer ``mot`` (nb, MOT_WIDTH): t_i, t_dot_i, a wrench w_i,
 # and kappa_i (the velocity-product part of t_dot_i).
 _T, _TD, _W, _K = 0, 6, 12, 18
@@ -63,17 +63,6 @@ MOT_WIDTH = 24
 # A free-flyer quaternion whose norm differs from 1 by more than this is rejected (InputError);
 # within it, the quaternion is normalised.
 QUATERNION_TOLERANCE = 1e-3
-
-
-@jit(inline=True)
-def workspace(ints, nv, count):
-    """
-    Return ``count`` scratch arrays of shape (max(nb, nv), KIN_WIDTH) from one allocation.
-
-    Each serves as a per-body or per-velocity buffer of up to KIN_WIDTH columns (kin, P, mot,
-    ...): one allocation instead of several saves 20-30 ns per buffer in a single-state call.
-    """
-    return np.empty((count, max(ints.shape[0], nv), KIN_WIDTH))
 
 
 @jit(inline=True)

@@ -39,7 +39,7 @@ and twist rates those of the origins and leaves them independent of the paramete
 import numpy as np
 
 from . import _compile as K
-from ._compile import all_finite, cross, jit
+from ._compile import all_finite, cross, jit, model_arrays
 from ._packed import COM, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_O, _R, _T, _TD, configuration_ok, configuration_size,
@@ -127,16 +127,16 @@ def regressor_state(ints, reals0, q, qd, qdd, kin, P, mot, Y):
 
 
 @jit
-def regressor_one(ints, reals, q, qd, qdd, out):
+def regressor_one(handle, q, qd, qdd, out):
     """Write the regressor of one state into ``out`` (nv, 10 nb); return a status."""
+    ints, reals, work, _ = model_arrays(handle)
     nb, nv = ints.shape[0], out.shape[0]
     q, qd, qdd = np.ascontiguousarray(q), np.ascontiguousarray(qd), np.ascontiguousarray(qdd)
     if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
             and qdd.shape[0] == nv and out.shape[1] == 10 * nb
             and configuration_ok(ints, q) and all_finite(qd) and all_finite(qdd)):
         return K.BAD_INPUT
-    kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
-    regressor_state(ints, origin_reals(reals), q, qd, qdd, kin, P, mot, out)
+    regressor_state(ints, origin_reals(reals), q, qd, qdd, work[0], work[1], work[2], out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
@@ -172,7 +172,7 @@ def regressor(model, q, qd, qdd):
                 and qd.dtype is _F8 and qdd.dtype is _F8):
             pk = model.packed
             out = _empty((pk.n, 10 * pk.nb))
-            if not _regressor_one(pk.ints, pk.reals, q, qd, qdd, out):
+            if not _regressor_one(pk.handle, q, qd, qdd, out):
                 return out
     except Exception:
         pass

@@ -32,12 +32,12 @@ reaction wrenches (:mod:`.reactions`).
 import numpy as np
 
 from . import _compile as K
-from ._compile import all_finite, cross, jit, row
+from ._compile import all_finite, cross, jit, model_arrays, row
 from ._packed import GRAVITY, MASS, NV, PARENT, V0
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _D, _I, _R, _T, _TD, _W, configuration_ok, configuration_size,
                          forward_kinematics, gyroscopic_moment, KIN_WIDTH, MOT_WIDTH,
-                         twist_rates, twists, workspace, world_inertias)
+                         twist_rates, twists, world_inertias)
 
 __all__ = ['coriolis_torques', 'gravity_torques', 'inverse_dynamics']
 
@@ -107,7 +107,7 @@ def newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, kin, P, mot, tau):
 
 
 @jit
-def newton_euler_one(ints, reals, q, qd, qdd, fext, gscale, out):
+def newton_euler_one(handle, q, qd, qdd, fext, gscale, out):
     """
     Write ``tau`` (Saha Eq. 30) of one state into ``out``; return a status.
 
@@ -116,6 +116,7 @@ def newton_euler_one(ints, reals, q, qd, qdd, fext, gscale, out):
     Coriolis torques) ``qdd`` of length 0 means zero accelerations; ``fext`` of length 0 means
     no wrenches. Inputs of any strides are made contiguous.
     """
+    ints, reals, work, _ = model_arrays(handle)
     nb, nv = ints.shape[0], out.shape[0]
     q, qd = np.ascontiguousarray(q), np.ascontiguousarray(qd)
     qdd, fext = np.ascontiguousarray(qdd), np.ascontiguousarray(fext)
@@ -125,7 +126,6 @@ def newton_euler_one(ints, reals, q, qd, qdd, fext, gscale, out):
             and configuration_ok(ints, q) and all_finite(qd) and all_finite(qdd)
             and all_finite(fext)):
         return K.BAD_INPUT
-    work = workspace(ints, nv, 3)
     if qdd.shape[0] == 0:
         qdd = np.zeros(nv)
     newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, work[0], work[1], work[2], out)
@@ -185,14 +185,13 @@ def gravity_state(ints, reals, q, kin, P, w, tau):
 
 
 @jit
-def gravity_torques_one(ints, reals, q, out):
+def gravity_torques_one(handle, q, out):
     """Write ``g(q) = ID(q, 0, 0)`` (Eq. 30) into ``out``; return a status."""
-    nv = out.shape[0]
+    ints, reals, work, _ = model_arrays(handle)
     q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints)
             and configuration_ok(ints, q)):
         return K.BAD_INPUT
-    work = workspace(ints, nv, 3)
     gravity_state(ints, reals, q, work[0], work[1], work[2], out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
@@ -237,11 +236,11 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
             pk = model.packed
             out = _empty(pk.n)
             if f_ext is None:
-                if not _newton_euler_one(pk.ints, pk.reals, q, qd, qdd, pk.no_wrench, 1.0, out):
+                if not _newton_euler_one(pk.handle, q, qd, qdd, pk.no_wrench, 1.0, out):
                     return out
             # A (0, 6) f_ext would read as "no wrenches" in the kernel.
             elif f_ext.ndim == 2 and f_ext.dtype is _F8 and len(f_ext) == pk.nb:
-                if not _newton_euler_one(pk.ints, pk.reals, q, qd, qdd, f_ext, 1.0, out):
+                if not _newton_euler_one(pk.handle, q, qd, qdd, f_ext, 1.0, out):
                     return out
     except Exception:
         pass
@@ -259,7 +258,7 @@ def gravity_torques(model, q):
         if q.ndim == 1 and q.dtype is _F8:
             pk = model.packed
             out = _empty(pk.n)
-            if not _gravity_torques_one(pk.ints, pk.reals, q, out):
+            if not _gravity_torques_one(pk.handle, q, out):
                 return out
     except Exception:
         pass
@@ -277,8 +276,7 @@ def coriolis_torques(model, q, qd):
         if q.ndim == 1 and qd.ndim == 1 and q.dtype is _F8 and qd.dtype is _F8:
             pk = model.packed
             out = _empty(pk.n)
-            if not _newton_euler_one(pk.ints, pk.reals, q, qd, pk.no_accel, pk.no_wrench, 0.0,
-                                     out):
+            if not _newton_euler_one(pk.handle, q, qd, pk.no_accel, pk.no_wrench, 0.0, out):
                 return out
     except Exception:
         pass
