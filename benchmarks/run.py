@@ -27,7 +27,8 @@ Sections (``--only``):
 ``pinocchio``
     per-call times of denoc_ros and Pinocchio (``import pinocchio``) on the bundled
     ``urdf/ur5e.urdf`` (6 DoF), ``urdf/panda.urdf`` (7 DoF) and example-robot-data's Panda
-    (the chain to ``panda_link8``; Pinocchio: ``buildReducedModel`` with the fingers locked):
+    (the chain to ``panda_link8``; Pinocchio: ``buildReducedModel`` with the fingers locked; and
+    the whole tree, 9 DoF, the two fingers as independent joints on both sides):
     ``rnea``, ``crba``, ``computeCoriolisMatrix``, ``computeGeneralizedGravity``, ``aba``,
     ``computeFrameJacobian`` (``LOCAL_WORLD_ALIGNED``, tip frame) and Cartesian dynamics. Pinocchio
     has no Cartesian-dynamics call: its side is composed of ``crba`` + ``computeFrameJacobian`` +
@@ -306,6 +307,11 @@ def load_pinocchio_robots(pin):
     pmodel = pin.buildReducedModel(full, locked, pin.neutral(full))
     robots.append(PinocchioRobot(pin, 'panda (example-robot-data, chain to panda_link8)', path,
                                  'panda_link8', ours, pmodel))
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        tree = dr.load_urdf(str(path))
+    robots.append(PinocchioRobot(pin, 'panda (example-robot-data, whole tree: 2 fingers)', path,
+                                 'panda_link8', tree, full))
     return robots
 
 
