@@ -76,7 +76,8 @@ class PackedModel:
     square: Tuple[int, int]     # (nv, nv)
     no_wrench: np.ndarray       # (0, 6) float64 placeholder for f_ext=None
     no_accel: np.ndarray        # (0,) float64 placeholder for zero accelerations
-    frames: Dict[str, Tuple[int, np.ndarray]]  # frame name -> (body, FRAME_WIDTH reals)
+    frames: Dict[str, Tuple[int, np.ndarray]]  # frame name (None, '': the tip) -> (body,
+    #                                             FRAME_WIDTH reals)
     handle: object = field(default=None, init=False, repr=False)  # the *_one kernels' model
     keep: object = field(default=None, init=False, repr=False)    # what the handle points to
 
@@ -130,6 +131,8 @@ def pack_model(model) -> PackedModel:
         data = np.concatenate((np.asarray(frame.rotation, dtype=float).reshape(9),
                                np.asarray(frame.translation, dtype=float).reshape(3)))
         frames[frame.name] = (int(frame.body), _read_only(data))
+    if model.tip_link in frames:  # the default frame, looked up without a call of tip_link
+        frames[None] = frames[''] = frames[model.tip_link]
     nv = model.nv
     return PackedModel(ints=_read_only(ints), reals=_read_only(reals), n=nv, nq=model.nq, nb=n,
                        square=(nv, nv),

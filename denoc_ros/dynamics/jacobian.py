@@ -65,7 +65,13 @@ def frame_origin(kin, body, frame):
 
 @jit
 def jacobian_state(ints, kin, P, body, frame, J):
-    """Write J (6, nv): columns [p_lin + p_ang x (p - C_j); p_ang] on the path, else 0."""
+    """
+    Write J (6, nv): columns [p_lin + p_ang x (p - C_j); p_ang] on the path, else 0.
+
+    Reads ``kin`` and ``P`` of the bodies on the path from ``body`` to the base only: the
+    callers run the forward kinematics over the bodies ``0 .. body`` (parents come first), not
+    the branches beyond the frame's link (a quadruped's foot: 4 of 13 bodies).
+    """
     nv = J.shape[1]
     for r in range(6):
         for a in range(nv):
@@ -122,7 +128,7 @@ def jacobian_one(handle, q, body, frame, out):
     if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
         return K.BAD_INPUT
     kin, P = work[0], work[1]
-    forward_kinematics(ints, reals, q, kin, P)
+    forward_kinematics(ints[:body + 1], reals, q, kin, P)  # (see jacobian_state)
     jacobian_state(ints, kin, P, body, frame, out)
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
@@ -133,7 +139,7 @@ def jacobian_batch(ints, reals, q, body, frame, out):
     nb, nv = ints.shape[0], out.shape[2]
     kin, P = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6))
     for b in range(q.shape[0]):
-        forward_kinematics(ints, reals, q[b], kin, P)
+        forward_kinematics(ints[:body + 1], reals, q[b], kin, P)
         jacobian_state(ints, kin, P, body, frame, out[b])
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
@@ -145,8 +151,8 @@ def jacobian_dot_times_qd_batch(ints, reals, q, qd, body, frame, out):
     kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
     t = mot[:, _T:_T + 6]
     for b in range(q.shape[0]):
-        forward_kinematics(ints, reals, q[b], kin, P)
-        twists(ints, kin, P, qd[b], t)
+        forward_kinematics(ints[:body + 1], reals, q[b], kin, P)
+        twists(ints[:body + 1], kin, P, qd[b], t)
         jacobian_dot_times_qd_state(ints, kin, P, t, qd[b], body, frame, out[b])
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
@@ -187,7 +193,7 @@ def jacobian(model, q, frame: Optional[str] = None):
     try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
         if q.ndim == 1 and q.dtype is K.FLOAT64:
             pk = model.packed
-            body, data = pk.frames[model.tip_link if frame is None or frame == '' else frame]
+            body, data = pk.frames[frame]  # None and '' give the tip
             out = np.empty((6, pk.n))
             if not _jacobian_one(pk.handle, q, body, data, out):
                 return out
