@@ -145,3 +145,13 @@ def test_overflow_raises_instead_of_returning_inf(model):
     with np.errstate(over='ignore', invalid='ignore'):
         with pytest.raises(InputError, match=r'^inverse_dynamics is not finite'):
             dr.inverse_dynamics(model, zeros(), np.full(N, 1e200), zeros())
+
+
+def test_cartesian_dynamics_overflow_raises_single_and_batch():
+    """The kernel's finiteness check of every output replaces NumPy's: overflow still raises."""
+    from denoc_ros.resources import bundled_urdf
+    model = dr.load_urdf(bundled_urdf('panda'))
+    with np.errstate(over='ignore', invalid='ignore'):
+        for shape in ((N,), (3, N)):
+            with pytest.raises(InputError, match=r'is not finite for this input \(overflow'):
+                dr.cartesian_dynamics(model, np.zeros(shape), np.full(shape, 1e200))
