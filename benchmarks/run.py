@@ -479,12 +479,10 @@ def section_identification(pin, settings, tables):
     N = settings.regressor_states
     Q, QD, QDD, _ = random_batch(m, N, 12)
     PQ, PV, PA = (robot.to_pin(x) for x in (Q, QD, QDD))
-    table = Table(f'Regressor on {N:,} random states, {robot.label}',
-                  ['function', 'their call', 'ours [ms]', 'theirs [ms]', 'ours/theirs',
-                   'ours [states/s]'],
-                  [f'ours: one call with q of shape ({N}, {m.nq}), result ({N}, 7, 70); '
-                   'theirs: a Python loop of single calls (results collected into an '
-                   'array); checked equal (1e-9)'], left=2)
+    table = batch_table(f'Regressor on {N:,} random states, {robot.label}',
+                        f'ours: one call with q of shape ({N}, {m.nq}), result ({N}, 7, 70); '
+                        'theirs: a Python loop of single calls (results collected into an '
+                        'array); checked equal (1e-9)')
     batch_row(table, 'regressor', 'computeJointTorqueRegressor', N,
               lambda: dr.regressor(m, Q, QD, QDD),
               lambda: np.array([pin.computeJointTorqueRegressor(pm, pd, *r).copy()
@@ -500,6 +498,12 @@ def random_batch(model, count, seed):
     n = model.dof
     return (rng.uniform(-1.0, 1.0, (count, n)), rng.uniform(-1.0, 1.0, (count, n)),
             rng.uniform(-1.0, 1.0, (count, n)), rng.uniform(-10.0, 10.0, (count, n)))
+
+
+def batch_table(title, note):
+    """Return an empty table of batch timings (rows from :func:`batch_row`)."""
+    return Table(title, ['function', 'their call', 'ours [ms]', 'theirs [ms]', 'ours/theirs',
+                         'ours [states/s]'], [note], left=2)
 
 
 def batch_row(table, function, their_name, states, ours, theirs, their_states, check,
@@ -534,12 +538,10 @@ def pinocchio_batch_table(pin, label, m, pm, pd, ours_args, their_args, from_pin
                 y = np.triu(y) + np.swapaxes(np.triu(y, 1), -1, -2)
             return check_close(what, x, from_pin_matrices(y))
         return check
-    table = Table(f'Batch: {N:,} random states, {label} vs Pinocchio {pin.__version__}',
-                  ['function', 'their call', 'ours [ms]', 'theirs [ms]', 'ours/theirs',
-                   'ours [states/s]'],
-                  [f'ours: one call with q of shape (N, {m.nq}); theirs: a Python loop of N '
-                   'single calls (results collected into an array); results checked equal '
-                   '(1e-9)'], left=2)
+    table = batch_table(f'Batch: {N:,} random states, {label} vs Pinocchio {pin.__version__}',
+                        f'ours: one call with q of shape (N, {m.nq}); theirs: a Python loop '
+                        'of N single calls (results collected into an array); results '
+                        'checked equal (1e-9)')
     rows = [
         ('inverse dynamics', 'rnea', lambda: dr.inverse_dynamics(m, Q, V, A),
          loop(pin.rnea, PQ, PV, PA), check_vec('tau')),
@@ -580,13 +582,12 @@ def section_batch(pin, rtb, settings, tables):
 
         def loop(fn, count, *arrays):
             return lambda: np.array([fn(*(a[i] for a in arrays)) for i in range(count)])
-        table = Table(f'Batch: {N:,} random states, Puma560 vs Robotics Toolbox '
-                      f'{rtb.__version__}',
-                      ['function', 'their call', 'ours [ms]', 'theirs [ms]', 'ours/theirs',
-                       'ours [states/s]'],
-                      ['rne takes the whole (N, 6) trajectory in one call (its C extension '
-                       'loops); inertia, gravload and accel are Python loops of single calls '
-                       'on fewer states, scaled to N; results checked equal (1e-9)'], left=2)
+        table = batch_table(f'Batch: {N:,} random states, Puma560 vs Robotics Toolbox '
+                            f'{rtb.__version__}',
+                            'rne takes the whole (N, 6) trajectory in one call (its C '
+                            'extension loops); inertia, gravload and accel are Python loops '
+                            'of single calls on fewer states, scaled to N; results checked '
+                            'equal (1e-9)')
         batch_row(table, 'inverse dynamics', 'rne', N,
                   lambda: dr.inverse_dynamics(model, Q, QD, QDD),
                   lambda: robot.rne(Q, QD, QDD), N, close('tau'), settings)

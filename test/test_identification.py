@@ -341,15 +341,21 @@ def perturbed(model, rng):
                          friction=rng.uniform(0.2, 2.0, model.dof))
 
 
-def test_estimators_recover_the_true_base_parameters():
-    """Noise-free: OLS gives the true base parameters; the physical fit reproduces tau."""
-    model = dr.load_urdf(bundled('panda'))
-    rng = np.random.default_rng(11)
+def friction_problem(robot, seed, noise=0.0):
+    """Return (model, true arm, layout, base, rng, q, qd, qdd, tau): a perturbed arm's data."""
+    model = dr.load_urdf(bundled(robot))
+    rng = np.random.default_rng(seed)
     true = perturbed(model, rng)
     terms = ('viscous', 'coulomb')
     layout = ParameterLayout.of(model, terms)
-    base = base_parameters(layout, model)
-    q, qd, qdd, tau = synthetic(model, true, ParameterLayout.of(true, terms), rng)
+    data = synthetic(model, true, ParameterLayout.of(true, terms), rng, noise=noise)
+    return (model, true, layout, base_parameters(layout, model), rng) + data
+
+
+def test_estimators_recover_the_true_base_parameters():
+    """Noise-free: OLS gives the true base parameters; the physical fit reproduces tau."""
+    model, true, layout, base, _, q, qd, qdd, tau = friction_problem('panda', 11)
+    terms = ('viscous', 'coulomb')
     normal = NormalEquations(model.dof, layout.size)
     for s in range(0, q.shape[0], 1000):  # chunk by chunk
         normal.add(layout.regressor(model, q[s:s + 1000], qd[s:s + 1000], qdd[s:s + 1000]),
@@ -370,13 +376,7 @@ def test_estimators_recover_the_true_base_parameters():
 
 def test_weighted_fit_reports_spread_and_condition():
     """With noise: sigma % grows with the noise, WLS weights the noisier joint down."""
-    model = dr.load_urdf(bundled('ur5e'))
-    rng = np.random.default_rng(12)
-    true = perturbed(model, rng)
-    terms = ('viscous', 'coulomb')
-    layout = ParameterLayout.of(model, terms)
-    base = base_parameters(layout, model)
-    q, qd, qdd, tau = synthetic(model, true, ParameterLayout.of(true, terms), rng, noise=0.05)
+    model, _, layout, base, rng, q, qd, qdd, tau = friction_problem('ur5e', 12, noise=0.05)
     tau[:, 0] += rng.normal(scale=0.5, size=tau.shape[0])  # joint 1 much noisier
     normal = NormalEquations(model.dof, layout.size)
     normal.add(layout.regressor(model, q, qd, qdd), tau)

@@ -301,7 +301,7 @@ def prediction_one(handle, q, qd, tau, horizon, steps, out):
     ``qdd = FD`` at the end state. Fixed-base models only (``q`` and ``qd`` of one length).
     Returns a status (``SINGULAR + i`` from the forward dynamics).
     """
-    ints, reals, _, _ = model_arrays(handle)
+    ints, reals, work, blocks = model_arrays(handle)
     nb, n = ints.shape[0], out.shape[1]
     q = np.ascontiguousarray(q)
     qd = np.ascontiguousarray(qd)
@@ -311,8 +311,8 @@ def prediction_one(handle, q, qd, tau, horizon, steps, out):
             and math.isfinite(horizon) and all_finite(q) and all_finite(qd)
             and all_finite(tau)):
         return K.BAD_INPUT
-    kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((n, 6)), np.empty((nb, MOT_WIDTH))
-    M_hat, T, ab = np.empty((nb, 6, 6)), np.empty((6, 6)), np.empty((n, AB_WIDTH))
+    kin, P, mot, ab = work[0], work[1], work[2], work[3]
+    M_hat, T = blocks[:nb], blocks[nb]
     none = np.zeros((0, 6))
     # Rows: x, v, then the stages x2, v2, x3, v3, x4, v4 and accelerations a1 .. a4.
     w = np.empty((12, n))

@@ -236,21 +236,16 @@ class DynamicsNode(Node):
         # executor's wait set, which it rebuilds for every message (14 of them cost about 65 us
         # per round trip). A subscriber asking for an incompatible QoS still warns on its side.
         quiet = PublisherEventCallbacks(use_default_callbacks=False)
-        self._pub = {term: self.create_publisher(JointState, f'~/{term}_torques', 10,
-                                                 event_callbacks=quiet)
-                     for term in TERMS}
-        self._command_pub = self.create_publisher(Float64MultiArray, '~/effort_command', 10,
-                                                  event_callbacks=quiet)
-        self._prediction_pub = self.create_publisher(JointTrajectory, '~/prediction', 10,
-                                                     event_callbacks=quiet)
-        self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10,
-                                                      event_callbacks=quiet)
-        self._external_pub = self.create_publisher(JointState, '~/external_torques', 10,
-                                                   event_callbacks=quiet)
-        self._wrench_pub = self.create_publisher(WrenchStamped, '~/external_wrench', 10,
-                                                 event_callbacks=quiet)
-        self._contact_pub = self.create_publisher(ContactState, '~/contact', 10,
-                                                  event_callbacks=quiet)
+
+        def publisher(message_type, topic):
+            return self.create_publisher(message_type, topic, 10, event_callbacks=quiet)
+        self._pub = {term: publisher(JointState, f'~/{term}_torques') for term in TERMS}
+        self._command_pub = publisher(Float64MultiArray, '~/effort_command')
+        self._prediction_pub = publisher(JointTrajectory, '~/prediction')
+        self._diagnostics_pub = publisher(DiagnosticArray, '/diagnostics')
+        self._external_pub = publisher(JointState, '~/external_torques')
+        self._wrench_pub = publisher(WrenchStamped, '~/external_wrench')
+        self._contact_pub = publisher(ContactState, '~/contact')
 
         values = self._parameter_values()
         source = self._description_from_parameters(values)
