@@ -30,7 +30,7 @@ from .dynamics import (cartesian_dynamics, CartesianDynamics, configuration_spac
                        joint_reaction_wrenches, mass_matrix, point_acceleration, point_velocity,
                        regressor)
 from .energy import center_of_mass, kinetic_energy, momentum, potential_energy, total_energy
-from .errors import DenocError, InputError, PerformanceWarning, URDFError
+from .errors import DenocError, InputError, PerformanceWarning, URDFError, URDFWarning
 from .feedforward import feedforward_terms, FeedforwardTerms, predict
 from .floating_base import FloatingBaseModel, load_floating_base
 from .friction import (forward_dynamics_with_friction, friction_torques,
@@ -53,7 +53,7 @@ __all__ = [
     'joint_reaction_wrenches', 'kinetic_energy', 'load_floating_base', 'load_urdf', 'mass_matrix',
     'momentum', 'MomentumObserver', 'observe', 'PerformanceWarning', 'point_acceleration',
     'point_velocity', 'potential_energy', 'predict', 'PRISMATIC', 'regressor', 'REVOLUTE',
-    'RobotModel', 'simulate', 'SimulationResult', 'total_energy', 'URDFError',
+    'RobotModel', 'simulate', 'SimulationResult', 'total_energy', 'URDFError', 'URDFWarning',
     'with_inertial_parameters',
 ]
 

@@ -31,6 +31,10 @@ class InputError(DenocError):
     """A state, torque or wrench argument is malformed (wrong length, NaN/inf, unknown frame)."""
 
 
+class URDFWarning(UserWarning):
+    """A robot description loads, but something in it is doubtful (names the link or joint)."""
+
+
 class PerformanceWarning(UserWarning):
     """The compiled kernels are unavailable (no numba): the library runs as plain Python."""
 

@@ -109,11 +109,13 @@ class RobotModel:
     base_link: str = 'base'
     name: str = 'robot'
     tip: str = ''  # link named as load_urdf's tip_link ('' = the last body's link)
+    warnings: Tuple[str, ...] = ()  # load_urdf's URDFWarning messages, one per doubtful link
 
     def __post_init__(self):
         put = object.__setattr__
         put(self, 'joint_names', tuple(self.joint_names))
         put(self, 'link_names', tuple(self.link_names))
+        put(self, 'warnings', tuple(str(w) for w in self.warnings))
         n = len(self.link_names)
         types = np.asarray(self.joint_type, dtype=np.int64).reshape(-1)
         free = np.flatnonzero(types == FREE_FLYER)

@@ -17,18 +17,26 @@ Load a URDF robot description into an immutable :class:`~denoc_ros.model.RobotMo
 
 Pipeline of :func:`load_urdf`:
 
-1. read the source (file path or XML string) and parse it with ``urdf_parser_py``, plus the
-   checks that parser leaves out (root element, duplicated or misspelled inertial elements);
+1. read the source (file path or XML string) and parse it with ``urdf_parser_py``, after the
+   checks that parser leaves out (root element, xacro, numbers that are not numbers) and with
+   urdfdom's leniency: of repeated elements the first counts, unknown attributes and elements
+   inside ``<inertial>`` are ignored (each with a warning);
 2. extract every link's inertial and every joint's origin, axis, limits and dynamics, rejecting
-   NaN/inf, negative masses and zero axes;
+   NaN/inf, negative masses and zero axes (naming the link and the joint that moves it);
 3. check the topology: one root, no cycle, no joint naming a missing link;
 4. walk the tree depth-first from ``base_link`` (children in file order): every movable joint
    (on the ``base_link -> tip_link`` chain, if a tip is given) becomes a body; every other joint
    welds its child link to the body it hangs from;
-5. lump the welded links' inertials into their bodies (exact parallel-axis sums), checking each
-   lumped link's inertia is physical (positive semi-definite, A + B >= C; links welded to the
-   fixed base are not checked, they do not enter the dynamics) and that no degree of freedom
-   moves a massless subtree.
+5. lump the welded links' inertials into their bodies (exact parallel-axis sums) and judge each
+   combined body (links welded to the fixed base are not judged, they do not enter the
+   dynamics): an inertia that is not positive semi-definite or breaks the triangle inequality
+   A + B >= C, a degree of freedom that moves only massless links or a revolute leaf without
+   inertia about its axis (the mass matrix is then singular) gives one :class:`URDFWarning` per
+   body, recorded in ``model.warnings``.
+
+With ``strict=True`` every condition that warns (but mimic joints and misspelled elements) is a
+:class:`URDFError` instead, and each link's inertia is judged alone (the loader's behaviour
+before lenient loading). Only what makes computation impossible is an error either way.
 
 Visuals, collisions, materials, transmissions and plugin elements are removed before
 urdf_parser_py sees the description: they do not enter the dynamics, and urdf_parser_py rejects
@@ -42,7 +50,7 @@ import os
 import pathlib
 import re
 import threading
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 import warnings
 
 from lxml import etree
@@ -51,7 +59,7 @@ from urdf_parser_py.urdf import URDF
 import urdf_parser_py.xml_reflection as xmlr
 import urdf_parser_py.xml_reflection.core as xmlr_core
 
-from .errors import InputError, URDFError
+from .errors import InputError, URDFError, URDFWarning
 from .model import Frame, FREE_FLYER, PRISMATIC, REVOLUTE, RobotModel
 from .spatial import (check_inertial, combine_inertials, parallel_axis, read_only,
                       rotate_inertia, rpy_to_matrix)
@@ -66,12 +74,12 @@ INERTIA_RTOL = 1e-6
 INERTIA_LENGTH_TOL = 1e-6  # m
 ZERO_AXIS_INERTIA_RTOL = 1e-12  # "zero" rotational inertia about a revolute axis, rel. to trace
 
-# Children of <link>/<joint> that feed the model: more than one of a kind is ambiguous (error).
+# Children of <link>/<joint> that feed the model: of several of a kind urdfdom takes the first.
 _SINGLE_CHILDREN = {
     'link': ('inertial',),
     'joint': ('origin', 'axis', 'parent', 'child', 'limit', 'dynamics', 'mimic'),
 }
-_INERTIAL_CHILDREN = ('origin', 'mass', 'inertia')  # nothing else is allowed in <inertial>
+_INERTIAL_CHILDREN = ('origin', 'mass', 'inertia')  # urdfdom ignores anything else
 # Numeric attributes (name -> count of numbers) of the elements that feed the model; on the
 # elements in _STRICT_TAGS any other attribute is an error (a typo would silently be ignored).
 _NUMERIC_ATTRIBUTES = {
@@ -82,7 +90,7 @@ _NUMERIC_ATTRIBUTES = {
     'limit': dict.fromkeys(('lower', 'upper', 'effort', 'velocity'), 1),
     'dynamics': dict.fromkeys(('damping', 'friction'), 1),
 }
-_STRICT_TAGS = ('origin', 'axis', 'mass', 'inertia')
+_STRICT_TAGS = ('origin', 'axis', 'mass', 'inertia')  # unknown attributes: warned, ignored
 _KNOWN_CHILDREN = {
     'link': ('inertial', 'visual', 'collision'),
     'joint': ('origin', 'axis', 'parent', 'child', 'limit', 'dynamics', 'mimic',
@@ -135,12 +143,41 @@ class _Body:
     translation: np.ndarray
 
 
+class _Notes:
+    """
+    The doubtful conditions found while loading, gathered per subject (a link or a joint).
+
+    :meth:`add` raises the condition's URDFError at once in strict mode if it is one that
+    ``strict=True`` refuses; otherwise it keeps the condition for one warning per subject.
+    """
+
+    def __init__(self, strict):
+        self.strict = strict
+        self.conditions: Dict[str, List[Tuple[str, str]]] = {}
+
+    def add(self, subject, condition, strict_error=None, glue=': '):
+        """
+        Record ``condition`` of ``subject``; in strict mode raise ``strict_error`` if given.
+
+        ``glue`` joins subject and condition when it is the subject's first one.
+        """
+        if self.strict and strict_error is not None:
+            raise URDFError(strict_error)
+        self.conditions.setdefault(subject, []).append((glue, condition))
+
+    def messages(self):
+        """Return one message per subject, its conditions joined by semicolons."""
+        return tuple(subject + glue + '; '.join(condition for _, condition in conditions)
+                     for subject, conditions in self.conditions.items()
+                     for glue in (conditions[0][0],))
+
+
 # ---------------------------------------------------------------------------------------------
 # Public entry point
 # ---------------------------------------------------------------------------------------------
 
 def load_urdf(source, base_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81),
-              floating_base=False):
+              floating_base=False, strict=False):
     """
     Build a RobotModel from a URDF file path or XML string.
 
@@ -153,48 +190,73 @@ def load_urdf(source, base_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81),
     the root link) is a degree of freedom, in depth-first pre-order with children in file order.
     With ``tip_link``: only the movable joints of the chain ``base_link -> tip_link``; every other
     joint is locked at 0 and its subtree lumped into the chain body it hangs from. Fixed joints
-    are always lumped. Raises :class:`URDFError` naming the element at fault for a bad
-    description, :class:`InputError` for a bad ``gravity``.
+    are always lumped.
+
+    Loads what urdfdom (robot_state_publisher, RViz, MoveIt, Pinocchio) loads. What is
+    physically doubtful (an inertia that no rigid body has, judged on each body with its welded
+    links combined; a degree of freedom that moves no mass, so that the mass matrix is
+    singular) and where urdfdom's leniency was applied (a repeated element, an unknown
+    attribute, a lower limit above the upper one) gives one :class:`URDFWarning` per link or
+    joint, naming it and the condition; the messages are kept in ``model.warnings``.
+    ``strict=True`` refuses all of these with a :class:`URDFError` instead (each link's inertia
+    judged alone). Raises :class:`URDFError` naming the element at fault for what makes
+    computation impossible (a number that is not finite, a negative mass, a zero axis, a
+    broken tree), :class:`InputError` for a bad ``gravity``. Forward dynamics on a singular
+    mass matrix raises when it is called, naming the joint.
     """
     gravity = _checked_gravity(gravity)
     for argument, value in (('base_link', base_link), ('tip_link', tip_link)):
         if value is not None and not isinstance(value, str):
             raise URDFError(f'{argument} must be a link name, not {type(value).__name__}')
     text, where = _read_source(source)
+    notes = _Notes(bool(strict))
     try:
-        return _build_model(text, base_link or None, tip_link or None, gravity,
-                            bool(floating_base))
+        model = _build_model(text, base_link or None, tip_link or None, gravity,
+                             bool(floating_base), notes)
     except URDFError as err:
         raise URDFError(f'{where}: {err}') from None
+    for message in model.warnings:
+        warnings.warn(message, URDFWarning, stacklevel=2)
+    return model
 
 
-def _build_model(text, base_link, tip_link, gravity, floating=False):
+def _build_model(text, base_link, tip_link, gravity, floating, notes):
     """Run the loading pipeline on the XML text (errors carry no source name yet)."""
-    robot = _parse(text)
+    robot = _parse(text, notes)
     tree = _Tree([link.name for link in robot.links],
-                 [_joint_from_urdf(joint) for joint in robot.joints])
-    inertials = {link.name: _link_inertial(link) for link in robot.links}
+                 [_joint_from_urdf(joint, notes) for joint in robot.joints])
+    inertials = {link.name: _link_inertial(link, tree.parent_joint.get(link.name))
+                 for link in robot.links}
     base = tree.root if base_link is None else tree.check_link('base_link', base_link)
     chain = None
     if tip_link is not None:
         chain = tree.chain(base, tree.check_link('tip_link', tip_link))
     bodies, placements = _assign_bodies(tree, base, chain)
-    if floating:
-        body_inertials = _lump_inertials(bodies, placements, inertials)
-        base_inertial = _lump_inertials([None], {link: (0, rotation, translation) for link, (
-            body, rotation, translation) in placements.items() if body < 0}, inertials)[0]
-        if base_inertial.mass + sum(inertial.mass for inertial in body_inertials) <= 0.0:
-            raise URDFError(f'the floating base {base!r} and everything on it are massless')
-        _warn_mimic(bodies)
-        return _assemble(robot.name, base, tip_link, bodies, body_inertials, placements,
-                         gravity, base_inertial)
-    if not bodies:
+    if not bodies and not floating:
         below = f'between {base!r} and {tip_link!r}' if chain is not None else f'below {base!r}'
         raise URDFError(f'no revolute, continuous or prismatic joint {below}')
-    body_inertials = _lump_inertials(bodies, placements, inertials)
-    _check_moving_mass(bodies, body_inertials)
-    _warn_mimic(bodies)
-    return _assemble(robot.name, base, tip_link, bodies, body_inertials, placements, gravity)
+    body_inertials = _lump_inertials(bodies, placements, inertials, notes.strict)
+    base_inertial = None
+    if floating:
+        base_inertial = _lump_inertials([None], {link: (0, rotation, translation) for link, (
+            body, rotation, translation) in placements.items() if body < 0}, inertials,
+            notes.strict)[0]
+    base_subject, subjects = _body_subjects(base, bodies, placements)
+    if not notes.strict:
+        if floating:
+            _judge_inertia(base_subject, base_inertial, notes)
+        for subject, inertial in zip(subjects, body_inertials):
+            _judge_inertia(subject, inertial, notes)
+    if floating:
+        if base_inertial.mass + sum(inertial.mass for inertial in body_inertials) <= 0.0:
+            notes.add(base_subject, 'the floating base and everything on it are massless: the '
+                      'mass matrix is singular (forward dynamics raises)',
+                      f'the floating base {base!r} and everything on it are massless')
+    if not floating or not notes.strict:  # strict=True keeps its fixed-base-only check
+        _check_moving_mass(bodies, body_inertials, subjects, notes)
+    _note_mimic(bodies, notes)
+    return _assemble(robot.name, base, tip_link, bodies, body_inertials, placements, gravity,
+                     base_inertial, notes.messages())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,14 +287,14 @@ def _read_source(source):
     return _XML_DECLARATION.sub('', text, count=1), f'URDF file {path}'
 
 
-def _parse(text):
+def _parse(text, notes):
     """Parse the URDF text with urdf_parser_py after checking what that parser accepts silently."""
     try:
         root = etree.fromstring(text, etree.XMLParser(resolve_entities=False, no_network=True))
     except etree.XMLSyntaxError as err:
         hint = ' (a xacro file? run xacro on it first)' if 'xacro' in str(err) else ''
         raise URDFError(f'malformed XML: {err}{hint}') from None
-    _check_xml(root)
+    _check_xml(root, notes)
     _drop_geometry_and_plugins(root)
     with _PARSER_LOCK:
         saved = xmlr_core.on_error, xmlr.on_error
@@ -266,60 +328,74 @@ def _ignore_parser_note(message):
     """Drop urdf_parser_py's stderr notes (unknown tags): _check_xml covers those that matter."""
 
 
-def _check_xml(root):
-    """Reject what urdf_parser_py would accept silently but that changes the dynamics."""
+def _check_xml(root, notes):
+    """Reject what urdf_parser_py would accept silently; apply urdfdom's leniency (noted)."""
     if not isinstance(root.tag, str) or root.tag != 'robot':
         raise URDFError(f'the root element is <{root.tag}>, expected <robot>')
     if any(_tag(el).startswith(_XACRO_NAMESPACE) for el in root.iter()):
         raise URDFError('the description contains xacro macros: run xacro on it first')
     for element in _children(root):
         if _tag(element) in ('link', 'joint'):
-            _check_element(element, f"{_tag(element)} {element.get('name')!r}")
+            _check_element(element, f"{_tag(element)} {element.get('name')!r}", notes)
 
 
-def _check_element(element, what):
-    """Check a <link> or <joint>: single children, and strict contents of dynamics elements."""
+def _keep_first(element, tags, what, notes, inside=''):
+    """Keep the first child of each tag in ``tags`` (urdfdom reads only that one), noted."""
+    for tag in tags:
+        repeated = [child for child in _children(element) if _tag(child) == tag]
+        if len(repeated) > 1:
+            notes.add(what, f'{len(repeated)} <{tag}> elements{inside}: the first is used, as '
+                      'urdfdom does', f'{what} has {len(repeated)} <{tag}> elements'
+                      + (inside or ', expected at most one'))
+            for extra in repeated[1:]:
+                element.remove(extra)
+
+
+def _check_element(element, what, notes):
+    """Check a <link> or <joint>: single children, and the contents of dynamics elements."""
     kind = _tag(element)
+    _keep_first(element, _SINGLE_CHILDREN[kind], what, notes)
     tags = [_tag(child) for child in _children(element)]
-    for tag in _SINGLE_CHILDREN[kind]:
-        if tags.count(tag) > 1:
-            raise URDFError(f'{what} has {tags.count(tag)} <{tag}> elements, expected at most one')
     for tag in set(tags) - set(_KNOWN_CHILDREN[kind]):
         close = difflib.get_close_matches(tag, _KNOWN_CHILDREN[kind], n=1, cutoff=0.75)
         if close:
-            warnings.warn(f'{what}: unknown element <{tag}> ignored (did you mean <{close[0]}>?)',
-                          stacklevel=6)
+            notes.add(what, f'unknown element <{tag}> ignored (did you mean <{close[0]}>?)')
     for child in _children(element):
-        _check_attributes(child, what)
+        _check_attributes(child, what, notes)
         if _tag(child) == 'inertial':
-            _check_inertial_element(child, what)
+            _check_inertial_element(child, what, notes)
 
 
-def _check_inertial_element(inertial, what):
-    """Check an <inertial>: exactly one <mass> and one <inertia>, at most one <origin>."""
-    tags = [_tag(child) for child in _children(inertial)]
-    for tag in tags:
+def _check_inertial_element(inertial, what, notes):
+    """Check an <inertial>: one <mass> and one <inertia>, at most one <origin> (first counts)."""
+    for child in _children(inertial):
+        tag = _tag(child)
         if tag not in _INERTIAL_CHILDREN:
-            raise URDFError(f'{what}: unknown element <{tag}> in <inertial> '
-                            '(expected origin, mass, inertia)')
-    for tag in _INERTIAL_CHILDREN:
-        if tags.count(tag) > 1:
-            raise URDFError(f'{what} has {tags.count(tag)} <{tag}> elements in <inertial>')
-        if tag != 'origin' and tag not in tags:
+            notes.add(what, f'unknown element <{tag}> in <inertial> ignored',
+                      f'{what}: unknown element <{tag}> in <inertial> '
+                      '(expected origin, mass, inertia)')
+            inertial.remove(child)
+    _keep_first(inertial, _INERTIAL_CHILDREN, what, notes, ' in <inertial>')
+    tags = [_tag(child) for child in _children(inertial)]
+    for tag in _INERTIAL_CHILDREN[1:]:
+        if tag not in tags:
             raise URDFError(f'{what}: <inertial> has no <{tag}> element')
     for child in _children(inertial):
-        _check_attributes(child, what)
+        _check_attributes(child, what, notes)
 
 
-def _check_attributes(element, what):
-    """Check that numeric attributes hold numbers and that strict elements have no unknown ones."""
+def _check_attributes(element, what, notes):
+    """Check that numeric attributes hold numbers; drop unknown ones of dynamics elements."""
     tag = _tag(element)
     numeric = _NUMERIC_ATTRIBUTES.get(tag, {})
-    for name, text in element.attrib.items():
+    for name, text in list(element.attrib.items()):
         count = numeric.get(name)
         if count is None and tag in _STRICT_TAGS:
-            raise URDFError(f'{what}: unknown attribute {name!r} on <{tag}> '
-                            f'(expected {", ".join(numeric)})')
+            notes.add(what, f'unknown attribute {name!r} on <{tag}> ignored, as urdfdom does',
+                      f'{what}: unknown attribute {name!r} on <{tag}> '
+                      f'(expected {", ".join(numeric)})')
+            del element.attrib[name]
+            continue
         if count is not None and not _holds_numbers(text, count):
             raise URDFError(f'{what}: <{tag} {name}="{text}"> is not '
                             + ('a number' if count == 1 else f'{count} numbers'))
@@ -379,12 +455,18 @@ def _origin(pose, what):
     return rpy_to_matrix(rpy), xyz
 
 
-def _link_inertial(link):
-    """Return the link's inertial in the link frame (a link without <inertial> is massless)."""
+def _link_inertial(link, joint=None):
+    """
+    Return the link's inertial in the link frame (a link without <inertial> is massless).
+
+    ``joint``: the link's parent joint, named in the errors (the joint that moves the link).
+    """
     inertial = link.inertial
     if inertial is None:
         return _NO_INERTIAL
     what = f'link {link.name!r}'
+    if joint is not None:
+        what = f'{what} (child of joint {joint.name!r})'
     mass = float(_finite(inertial.mass, f'{what} mass', MAGNITUDE_BOUND))
     if mass < 0.0:
         raise URDFError(f'{what} has a negative mass ({mass!r})')
@@ -395,16 +477,16 @@ def _link_inertial(link):
     return _Inertial(mass, com, rotate_inertia(rotation, tensor))
 
 
-def _joint_from_urdf(joint):
-    """Return the validated numbers of a urdf_parser_py Joint."""
+def _joint_from_urdf(joint, notes):
+    """Return the validated numbers of a urdf_parser_py Joint (doubtful ones noted)."""
     what = f'joint {joint.name!r}'
     rotation, translation = _origin(joint.origin, f'{what} origin')
     axis = _finite(joint.axis if joint.axis is not None else DEFAULT_AXIS, f'{what} axis')
     norm = float(np.linalg.norm(axis))
     if joint.type in MOVABLE_TYPES and norm == 0.0:
         raise URDFError(f'{what} has a zero axis')
-    lower, upper, velocity, effort = _limits(joint, what)
-    damping, friction = _joint_dynamics(joint, what)
+    lower, upper, velocity, effort = _limits(joint, what, notes)
+    damping, friction = _joint_dynamics(joint, what, notes)
     return _Joint(
         name=joint.name, kind=joint.type, parent=joint.parent, child=joint.child,
         rotation=rotation, translation=translation, axis=axis / norm if norm else axis,
@@ -413,7 +495,7 @@ def _joint_from_urdf(joint):
         mimic=joint.mimic.joint if joint.mimic is not None else None)
 
 
-def _limits(joint, what):
+def _limits(joint, what, notes):
     """Return ``(lower, upper, velocity, effort)``: inf where absent or for a continuous joint."""
     limit = joint.limit
     if limit is None:
@@ -425,11 +507,13 @@ def _limits(joint, what):
     lower = float(_finite(limit.lower if limit.lower is not None else 0.0, f'{what} lower limit'))
     upper = float(_finite(limit.upper if limit.upper is not None else 0.0, f'{what} upper limit'))
     if lower > upper:
-        raise URDFError(f'{what} has lower limit {lower!r} above upper limit {upper!r}')
+        notes.add(what, f'lower limit {lower!r} above upper limit {upper!r}, kept as given (as '
+                  'urdfdom and Pinocchio do)',
+                  f'{what} has lower limit {lower!r} above upper limit {upper!r}')
     return lower, upper, velocity, effort
 
 
-def _joint_dynamics(joint, what):
+def _joint_dynamics(joint, what, notes):
     """Return ``(damping, friction)`` from <dynamics>, 0 where absent."""
     dynamics = joint.dynamics
     values = []
@@ -437,7 +521,8 @@ def _joint_dynamics(joint, what):
         value = getattr(dynamics, name, None) if dynamics is not None else None
         value = 0.0 if value is None else float(_finite(value, f'{what} {name}'))
         if value < 0.0:
-            raise URDFError(f'{what} has a negative {name} ({value!r})')
+            notes.add(what, f'negative {name} {value!r} (adds energy), kept as given',
+                      f'{what} has a negative {name} ({value!r})')
         values.append(value)
     return tuple(values)
 
@@ -576,16 +661,22 @@ def _is_degree_of_freedom(joint, chain):
 # Inertial lumping
 # ---------------------------------------------------------------------------------------------
 
-def _lump_inertials(bodies, placements, inertials):
-    """Return each body's inertial with every link welded to it combined in (body axes)."""
+def _lump_inertials(bodies, placements, inertials, strict=False):
+    """
+    Return each body's inertial with every link welded to it combined in (body axes).
+
+    ``strict``: raise URDFError unless each link alone is physical (positive semi-definite,
+    A + B >= C; massless links may carry inertia), the refusal of ``strict=True``.
+    """
     lumped = [_NO_INERTIAL] * len(bodies)
     for link, (body, rotation, translation) in placements.items():
         if body < 0:
             continue  # welded to the fixed base: has no effect on the dynamics
         piece = inertials[link]
-        # Physical (positive semi-definite, A + B >= C); massless links may carry inertia.
-        check_inertial(f'link {link!r}', piece.mass, piece.com, piece.inertia, error=URDFError,
-                       rtol=INERTIA_RTOL, length_tol=INERTIA_LENGTH_TOL, massless_inertia=True)
+        if strict:
+            check_inertial(f'link {link!r}', piece.mass, piece.com, piece.inertia,
+                           error=URDFError, rtol=INERTIA_RTOL, length_tol=INERTIA_LENGTH_TOL,
+                           massless_inertia=True)
         moved = _Inertial(piece.mass, rotation @ piece.com + translation,
                           rotate_inertia(rotation, piece.inertia))
         a = lumped[body]
@@ -594,8 +685,38 @@ def _lump_inertials(bodies, placements, inertials):
     return lumped
 
 
-def _check_moving_mass(bodies, body_inertials):
-    """Reject a degree of freedom that moves no mass (or no inertia): M(q) would be singular."""
+def _body_subjects(base, bodies, placements):
+    """Return how warnings name the base and each body: its link and the links welded to it."""
+    welded: Dict[int, List[str]] = {}
+    for link, (body, _, _) in placements.items():
+        welded.setdefault(body, []).append(link)
+
+    def subject(link, links):
+        others = [name for name in links if name != link]
+        if not others:
+            return f'link {link!r}'
+        more = f' and {len(others) - 3} more' if len(others) > 3 else ''
+        return f'link {link!r} (with the welded {_names(others[:3])}{more})'
+
+    return (subject(base, welded.get(-1, [])),
+            [subject(body.joint.child, welded[i]) for i, body in enumerate(bodies)])
+
+
+def _judge_inertia(subject, inertial, notes):
+    """Note a body (its welded links combined) whose inertia no rigid body has."""
+    moments = np.linalg.eigvalsh(0.5 * (inertial.inertia + inertial.inertia.T))
+    slack = (INERTIA_RTOL * abs(float(np.sum(moments)))
+             + inertial.mass * INERTIA_LENGTH_TOL ** 2)
+    if moments[0] < -slack:
+        notes.add(subject, f'principal moments {_fmt(moments)} kg m^2: one is negative (the '
+                  'inertia is not positive semi-definite)')
+    elif moments[2] > moments[0] + moments[1] + slack:
+        notes.add(subject, f'principal moments {_fmt(moments)} kg m^2 violate the triangle '
+                  'inequality A + B >= C')
+
+
+def _check_moving_mass(bodies, body_inertials, subjects, notes):
+    """Note a degree of freedom that moves no mass (or no inertia): M(q) is then singular."""
     subtree_mass = [inertial.mass for inertial in body_inertials]
     has_children = [False] * len(bodies)
     for i in reversed(range(len(bodies))):
@@ -606,27 +727,31 @@ def _check_moving_mass(bodies, body_inertials):
     for i, body in enumerate(bodies):
         joint = body.joint
         if subtree_mass[i] <= 0.0:
-            raise URDFError(f'joint {joint.name!r} moves no mass: link {joint.child!r} and '
-                            'everything below it are massless, so the mass matrix is singular')
-        if MOVABLE_TYPES[joint.kind] == REVOLUTE and not has_children[i]:
-            _check_axis_inertia(joint, body_inertials[i])
+            notes.add(subjects[i], f'joint {joint.name!r} moves only massless links (this one and '
+                      'everything below it): the mass matrix is singular (forward dynamics '
+                      'raises)', f'joint {joint.name!r} moves no mass: link {joint.child!r} and '
+                      'everything below it are massless, so the mass matrix is singular')
+        elif MOVABLE_TYPES[joint.kind] == REVOLUTE and not has_children[i]:
+            _check_axis_inertia(joint, body_inertials[i], subjects[i], notes)
 
 
-def _check_axis_inertia(joint, inertial):
-    """Reject a revolute leaf body with no rotational inertia about its axis (a point on it)."""
+def _check_axis_inertia(joint, inertial, subject, notes):
+    """Note a revolute leaf body with no rotational inertia about its axis (a point on it)."""
     about_origin = parallel_axis(inertial.mass, inertial.com, inertial.inertia)
     moment = float(joint.axis @ about_origin @ joint.axis)
     if moment <= ZERO_AXIS_INERTIA_RTOL * float(np.trace(about_origin)):
-        raise URDFError(f'joint {joint.name!r} turns link {joint.child!r}, which has no '
-                        'rotational inertia about the joint axis, so the mass matrix is singular')
+        notes.add(subject, f'no rotational inertia about the axis of joint '
+                  f'{joint.name!r}: the mass matrix is singular (forward dynamics raises)',
+                  f'joint {joint.name!r} turns link {joint.child!r}, which has no rotational '
+                  'inertia about the joint axis, so the mass matrix is singular')
 
 
-def _warn_mimic(bodies):
-    """Warn for every mimic joint that became an independent degree of freedom."""
+def _note_mimic(bodies, notes):
+    """Note every mimic joint that became an independent degree of freedom (warned always)."""
     for body in bodies:
         if body.joint.mimic is not None:
-            warnings.warn(f'joint {body.joint.name!r} mimics {body.joint.mimic!r}; it is loaded '
-                          'as an independent degree of freedom', stacklevel=4)
+            notes.add(f'joint {body.joint.name!r}', f'mimics {body.joint.mimic!r}; it is loaded '
+                      'as an independent degree of freedom', glue=' ')
 
 
 # ---------------------------------------------------------------------------------------------
@@ -634,7 +759,7 @@ def _warn_mimic(bodies):
 # ---------------------------------------------------------------------------------------------
 
 def _assemble(robot_name, base, tip, bodies, body_inertials, placements, gravity,
-              base_inertial=None):
+              base_inertial=None, notes=()):
     """Pack bodies, inertials and frames into a RobotModel (a free-flyer body 0 if floating)."""
     joints = [body.joint for body in bodies]
     shift = 0 if base_inertial is None else 1  # a floating base is body 0, the rest follow
@@ -673,6 +798,7 @@ def _assemble(robot_name, base, tip, bodies, body_inertials, placements, gravity
         base_link=base,
         name=robot_name,
         tip=tip or '',
+        warnings=notes,
     )
 
 

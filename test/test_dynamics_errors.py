@@ -137,7 +137,7 @@ def test_forward_dynamics_with_singular_mass_matrix_names_the_joint(model):
 
 
 def test_cholesky_forward_dynamics_with_singular_mass_matrix(model):
-    with pytest.raises(InputError, match=r'mass matrix is not positive definite'):
+    with pytest.raises(InputError, match=r"mass matrix is singular: .* joint 'joint6'"):
         dr.forward_dynamics_cholesky(massless_tip(model), zeros(), zeros(), zeros())
 
 

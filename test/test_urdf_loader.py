@@ -20,11 +20,12 @@ from sums of 6x6 spatial inertias transformed as Featherstone's force transforms
 loader's pairwise parallel-axis formula), and real robots from Pinocchio's URDF parser.
 """
 
+import re
 import warnings
 
 from conftest import example_robot
 import denoc_ros as dr
-from denoc_ros.errors import InputError, URDFError
+from denoc_ros.errors import InputError, URDFError, URDFWarning
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
@@ -577,14 +578,17 @@ ERROR_CASES = {
               '<xacro:property name="a" value="1"/><link name="a"/></robot>', {}, 'xacro'),
     'no link': ('<robot name="r"/>', {}, 'no <link>'),
     'negative mass': (two_links(l2=link('l2', mass=-1.0)), {},
-                      "link 'l2' has a negative mass"),
-    'nan mass': (two_links(l2=link('l2', mass=np.nan)), {}, "link 'l2' mass is not finite"),
+                      r"link 'l2' \(child of joint 'j2'\) has a negative mass"),
+    'negative mass of the root': (two_links().replace('<link name="base"></link>', link(
+        'base', mass=-1.0)), {}, "link 'base' has a negative mass"),
+    'nan mass': (two_links(l2=link('l2', mass=np.nan)), {},
+                 r"link 'l2' \(child of joint 'j2'\) mass is not finite"),
     'inf inertia': (two_links(l2=link('l2', mass=1.0, inertia=(np.inf, 0, 0, 1, 0, 1))), {},
-                    "link 'l2' inertia is not finite"),
+                    r"link 'l2' \(child of joint 'j2'\) inertia is not finite"),
     'nan inertial origin': (two_links(l2=link('l2', mass=1.0, com=(0, np.nan, 0))), {},
-                            "link 'l2' inertial origin xyz is not finite"),
+                            r"link 'l2' \(child of joint 'j2'\) inertial origin xyz is not"),
     'inf inertial rpy': (two_links(l2=link('l2', mass=1.0, rpy=(0, 0, -np.inf))), {},
-                         "link 'l2' inertial origin rpy is not finite"),
+                         r"link 'l2' \(child of joint 'j2'\) inertial origin rpy is not"),
     'inf joint origin': (two_links(j2=joint('j2', 'l1', 'l2', xyz=(np.inf, 0, 0))), {},
                          "joint 'j2' origin xyz is not finite"),
     'nan joint rpy': (two_links(j2=joint('j2', 'l1', 'l2', rpy=(np.nan, 0, 0))), {},
@@ -594,12 +598,6 @@ ERROR_CASES = {
     'nan limit': (two_links(j2=joint('j2', 'l1', 'l2', extra='<limit lower="nan" '
                                      'upper="1" effort="1" velocity="1"/>')), {},
                   "joint 'j2' lower limit is not finite"),
-    'lower above upper': (two_links(j2=joint('j2', 'l1', 'l2', extra='<limit lower="1" '
-                                             'upper="-1" effort="1" velocity="1"/>')), {},
-                          "joint 'j2' has lower limit 1.0 above upper limit -1.0"),
-    'negative damping': (two_links(j2=joint('j2', 'l1', 'l2', extra='<dynamics '
-                                            'damping="-0.1"/>')), {},
-                         "joint 'j2' has a negative damping"),
     'not a number': (two_links(l2='<link name="l2"><inertial><mass value="heavy"/><inertia '
                                'ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>'
                                '</link>'), {}, r"link 'l2': <mass value=\"heavy\"> is not"),
@@ -607,23 +605,6 @@ ERROR_CASES = {
         'xyz="0.0 0.0 0.0"', 'xyz="0 0"')), {}, "joint 'j2': <origin xyz=\"0 0\"> is not 3"),
     'zero axis': (two_links(j2=joint('j2', 'l1', 'l2', axis=(0, 0, 0))), {},
                   "joint 'j2' has a zero axis"),
-    'not positive semi-definite': (
-        two_links(l2=link('l2', mass=1.0, inertia=(1, 0, 0, 1, 0, -0.1))), {},
-        "link 'l2': the inertia is not positive semi-definite"),
-    'triangle inequality': (
-        two_links(l2=link('l2', mass=1.0, inertia=(0.1, 0, 0, 0.1, 0, 0.3))), {},
-        "link 'l2': the inertia violates the triangle inequality"),
-    'rotated triangle inequality': (
-        two_links(l2=link('l2', mass=1.0, rpy=(0.3, 0.2, 0.1),
-                          inertia=(0.1, 0.02, 0, 0.1, 0, 0.21))), {},
-        "link 'l2': the inertia violates the triangle inequality"),
-    'massless subtree': (two_links(l2=link('l2')), {}, "joint 'j2' moves no mass"),
-    'massless subtree with lumped child': (
-        two_links(l2=link('l2'), extra=link('l3') + joint('j3', 'l2', 'l3', 'fixed')), {},
-        "joint 'j2' moves no mass"),
-    'point mass on the axis': (
-        two_links(l2=link('l2', mass=1.0, com=(0, 0, 0.3), inertia=(0, 0, 0, 0, 0, 0))), {},
-        "joint 'j2' turns link 'l2', which has no rotational inertia about the joint axis"),
     'floating joint': (two_links(j2=joint('j2', 'l1', 'l2', 'floating')), {},
                        "joint 'j2' is of type 'floating', which is not supported"),
     'planar joint': (two_links(j2=joint('j2', 'l1', 'l2', 'planar')), {},
@@ -649,14 +630,6 @@ ERROR_CASES = {
                               "link 'l2' is the child of two joints, 'j2' and 'j3'"),
     'no <inertia>': (two_links(l2='<link name="l2"><inertial><mass value="1"/></inertial>'
                                '</link>'), {}, "link 'l2': <inertial> has no <inertia>"),
-    'two <inertial>': (two_links(l2=link('l2', mass=1.0).replace(
-        '</link>', inertial(2.0) + '</link>')), {}, "link 'l2' has 2 <inertial> elements"),
-    'two joint <origin>': (two_links(j2=joint('j2', 'l1', 'l2').replace(
-        '<axis', '<origin xyz="1 0 0"/><axis')), {}, "joint 'j2' has 2 <origin> elements"),
-    'misspelled origin attribute': (two_links(j2=joint('j2', 'l1', 'l2').replace(
-        'rpy=', 'ryp=')), {}, "joint 'j2': unknown attribute 'ryp' on <origin>"),
-    'unknown element in inertial': (two_links(l2=link('l2', mass=1.0).replace(
-        '<mass', '<centre/><mass')), {}, "link 'l2': unknown element <centre> in <inertial>"),
     'no movable joint': (robot(BASE, link('l1', mass=1.0), joint('j1', 'base', 'l1', 'fixed')),
                          {}, "no revolute, continuous or prismatic joint below 'base'"),
     'unknown base_link': (two_links(), {'base_link': 'base_lnk'},
@@ -669,9 +642,11 @@ ERROR_CASES = {
                     "tip_link 'l1' is the base_link"),
     'not a source': (42, {}, 'file path or an XML string, not int'),
     'huge mass': (two_links(l2=link('l2', mass=1e300)), {},
-                  "link 'l2' mass holds 1e\\+300, beyond the accepted magnitude 1e\\+06"),
+                  r"link 'l2' \(child of joint 'j2'\) mass holds 1e\+300, beyond the accepted "
+                  r'magnitude 1e\+06'),
     'huge inertia': (two_links(l2=link('l2', mass=1.0, inertia=(1e9, 0, 0, 1e9, 0, 1e9))), {},
-                     "link 'l2' inertia holds 1e\\+09, beyond the accepted magnitude"),
+                     r"link 'l2' \(child of joint 'j2'\) inertia holds 1e\+09, beyond the "
+                     'accepted'),
     'huge joint origin': (two_links(j2=joint('j2', 'l1', 'l2', xyz=(1e200, 0, 0))), {},
                           "joint 'j2' origin xyz holds 1e\\+200, beyond the accepted"),
 }
@@ -702,7 +677,8 @@ def test_empty_file_is_named(tmp_path):
 def test_errors_in_a_file_name_the_file(tmp_path):
     path = tmp_path / 'broken.urdf'
     path.write_text(two_links(l2=link('l2', mass=-2.0)))
-    with pytest.raises(URDFError, match=r"broken.urdf: link 'l2' has a negative mass"):
+    with pytest.raises(URDFError, match=r"broken.urdf: link 'l2' \(child of joint 'j2'\) has a "
+                                        'negative mass'):
         dr.load_urdf(path)
 
 
@@ -712,3 +688,253 @@ def test_unsupported_joint_above_base_link_is_dropped():
     with pytest.raises(URDFError, match="joint 'world_joint' is of type 'floating'"):
         dr.load_urdf(text)
     assert dr.load_urdf(text, base_link='base').joint_names == ('j1',)
+
+
+# ---------------------------------------------------------------------------------------------
+# Doubtful descriptions: one URDFWarning per link or joint (model.warnings); strict=True refuses
+# ---------------------------------------------------------------------------------------------
+
+# name: (source, strict=True's error, the lenient warning)
+STRICT_CASES = {
+    'lower above upper': (
+        two_links(j2=joint('j2', 'l1', 'l2', extra='<limit lower="1" upper="-1" effort="1" '
+                                                   'velocity="1"/>')),
+        "joint 'j2' has lower limit 1.0 above upper limit -1.0",
+        r"^joint 'j2': lower limit 1.0 above upper limit -1.0, kept as given"),
+    'negative damping': (
+        two_links(j2=joint('j2', 'l1', 'l2', extra='<dynamics damping="-0.1"/>')),
+        "joint 'j2' has a negative damping", r"^joint 'j2': negative damping -0.1"),
+    'not positive semi-definite': (
+        two_links(l2=link('l2', mass=1.0, inertia=(1, 0, 0, 1, 0, -0.1))),
+        "link 'l2': the inertia is not positive semi-definite",
+        r"^link 'l2': principal moments \[-0.1, +1\. +, +1\. +\] kg m\^2: one is negative"),
+    'rounding-level negative moment': (   # TIAGo's antennas: -3.5e-8 (above the 1e-6 slack)
+        two_links(l2=link('l2', mass=0.1, inertia=(1e-5, 0, 0, 1e-5, 0, -3.5e-8))),
+        "link 'l2': the inertia is not positive semi-definite",
+        r"^link 'l2': principal moments \[-3\.5e-08.*one is negative"),
+    'triangle inequality': (   # PR2's sensor_mount_link: 0.001, 0.001, 0.01
+        two_links(l2=link('l2', mass=1.0, inertia=(0.001, 0, 0, 0.001, 0, 0.01))),
+        "link 'l2': the inertia violates the triangle inequality",
+        r"^link 'l2': principal moments \[0\.001, 0\.001, 0\.01 *\] kg m\^2 violate the "
+        r'triangle inequality A \+ B >= C$'),
+    'rotated triangle inequality': (
+        two_links(l2=link('l2', mass=1.0, rpy=(0.3, 0.2, 0.1),
+                          inertia=(0.1, 0.02, 0, 0.1, 0, 0.21))),
+        "link 'l2': the inertia violates the triangle inequality",
+        "^link 'l2': principal moments .* violate the triangle inequality"),
+    'degenerate dummy link': (   # ANYmal B's, Go1's and B1's root: 1e-6 kg
+        two_links(l2=link('l2', mass=1e-6, inertia=(-2e-22, 0, 0, 8.5e-23, 0, 3e-6))),
+        "link 'l2': the inertia violates the triangle inequality",
+        "^link 'l2': principal moments .* violate the triangle inequality"),
+    'massless subtree': (
+        two_links(l2=link('l2')), "joint 'j2' moves no mass",
+        r"^link 'l2': joint 'j2' moves only massless links .*: the mass matrix is singular"),
+    'massless subtree with lumped child': (
+        two_links(l2=link('l2'), extra=link('l3') + joint('j3', 'l2', 'l3', 'fixed')),
+        "joint 'j2' moves no mass",
+        r"^link 'l2' \(with the welded 'l3'\): joint 'j2' moves only massless links"),
+    'point mass on the axis': (
+        two_links(l2=link('l2', mass=1.0, com=(0, 0, 0.3), inertia=(0, 0, 0, 0, 0, 0))),
+        "joint 'j2' turns link 'l2', which has no rotational inertia about the joint axis",
+        "^link 'l2': no rotational inertia about the axis of joint 'j2': the mass matrix is "
+        'singular'),
+    'two <inertial>': (
+        two_links(l2=link('l2', mass=1.0).replace('</link>', inertial(2.0) + '</link>')),
+        "link 'l2' has 2 <inertial> elements",
+        "^link 'l2': 2 <inertial> elements: the first is used, as urdfdom does$"),
+    'two <mass>': (
+        two_links(l2=link('l2', mass=1.0).replace('<inertia ', '<mass value="2"/><inertia ')),
+        "link 'l2' has 2 <mass> elements in <inertial>",
+        "^link 'l2': 2 <mass> elements in <inertial>: the first is used"),
+    'two joint <origin>': (
+        two_links(j2=joint('j2', 'l1', 'l2').replace('<axis', '<origin xyz="1 0 0"/><axis')),
+        "joint 'j2' has 2 <origin> elements", "^joint 'j2': 2 <origin> elements: the first"),
+    'two <axis>': (
+        two_links(j2=joint('j2', 'l1', 'l2', axis=(0, 1, 0)).replace(
+            '</joint>', '<axis xyz="1 0 0"/></joint>')),
+        "joint 'j2' has 2 <axis> elements", "^joint 'j2': 2 <axis> elements: the first"),
+    'rpy on <axis>': (
+        two_links(j2=joint('j2', 'l1', 'l2').replace('<axis ', '<axis rpy="0 0 1" ')),
+        "joint 'j2': unknown attribute 'rpy' on <axis>",
+        "^joint 'j2': unknown attribute 'rpy' on <axis> ignored, as urdfdom does$"),
+    'misspelled origin attribute': (
+        two_links(j2=joint('j2', 'l1', 'l2').replace('rpy=', 'ryp=')),
+        "joint 'j2': unknown attribute 'ryp' on <origin>",
+        "^joint 'j2': unknown attribute 'ryp' on <origin> ignored"),
+    'unknown element in inertial': (
+        two_links(l2=link('l2', mass=1.0).replace('<mass', '<centre/><mass')),
+        "link 'l2': unknown element <centre> in <inertial>",
+        "^link 'l2': unknown element <centre> in <inertial> ignored$"),
+}
+
+
+@pytest.mark.parametrize('case', sorted(STRICT_CASES))
+def test_doubtful_descriptions_load_with_one_warning_and_strict_refuses(case):
+    source, error, warning = STRICT_CASES[case]
+    with pytest.warns(URDFWarning) as caught:
+        model = dr.load_urdf(source)
+    messages = [str(w.message) for w in caught if issubclass(w.category, URDFWarning)]
+    assert len(messages) == 1 and messages == list(model.warnings), messages
+    assert re.search(warning, messages[0]), messages[0]
+    with pytest.raises(URDFError, match=re.escape(error)) as info:
+        dr.load_urdf(source, strict=True)
+    assert isinstance(info.value, ValueError)
+
+
+def test_a_clean_description_has_no_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        for strict in (False, True):
+            model = dr.load_urdf(two_links(), strict=strict)
+            assert model.warnings == ()
+
+
+def test_welded_links_are_judged_as_one_body():
+    # l2 alone breaks the triangle inequality (PR2's sensor mount); welded to l3 0.3 m away the
+    # combined body is a physical one: no warning, but strict=True judges l2 alone.
+    text = two_links(l2=link('l2', mass=1.0, inertia=(0.001, 0, 0, 0.001, 0, 0.01)),
+                     extra=link('l3', mass=1.0) + joint('j3', 'l2', 'l3', 'fixed',
+                                                        xyz=(0.3, 0, 0)))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        model = dr.load_urdf(text)
+    assert model.warnings == ()
+    assert model.mass[1] == 2.0
+    with pytest.raises(URDFError, match="link 'l2': the inertia violates the triangle"):
+        dr.load_urdf(text, strict=True)
+
+
+def test_a_dummy_root_welded_to_the_trunk_loads_floating_without_warning():
+    # ANYmal B, Go1, B1: a 1e-6 kg root with a degenerate inertia welded to the trunk.
+    text = robot(link('base', mass=1e-6, inertia=(-2e-22, 0, 0, 8.5e-23, 0, 3e-6)),
+                 link('trunk', mass=5.0, inertia=(0.1, 0, 0, 0.2, 0, 0.25)),
+                 joint('floating_base', 'base', 'trunk', 'fixed'), GOOD_L1,
+                 joint('j1', 'trunk', 'l1'))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        model = dr.load_urdf(text, floating_base=True)
+    assert model.warnings == () and model.nv == 7
+    with pytest.raises(URDFError, match="link 'base': the inertia violates the triangle"):
+        dr.load_urdf(text, floating_base=True, strict=True)
+
+
+def test_several_conditions_of_one_link_make_one_warning():
+    # Massless but with a non-positive inertia, and moving nothing with mass.
+    text = two_links(l2=link('l2', mass=0.0, inertia=(1, 0, 0, 1, 0, -0.1)))
+    with pytest.warns(URDFWarning) as caught:
+        model = dr.load_urdf(text)
+    assert len(caught) == 1 and len(model.warnings) == 1
+    assert re.search(r"^link 'l2': principal moments .* one is negative .*; joint 'j2' moves "
+                     'only massless links', model.warnings[0]), model.warnings[0]
+
+
+def test_mimic_joints_warn_also_in_strict_mode():
+    text = robot(link('base'), link('l1', mass=1.0), link('l2', mass=1.0),
+                 joint('j1', 'base', 'l1', xyz=(0, 0, 0.1)),
+                 joint('j2', 'base', 'l2', axis=(0, 1, 0),
+                       extra='<limit effort="1" velocity="1"/><mimic joint="j1"/>'))
+    with pytest.warns(URDFWarning, match="^joint 'j2' mimics 'j1'; it is loaded as an "
+                                         'independent degree of freedom$'):
+        model = dr.load_urdf(text, strict=True)
+    assert model.warnings == ("joint 'j2' mimics 'j1'; it is loaded as an independent degree "
+                              'of freedom',)
+
+
+def test_floating_base_that_is_massless_warns_and_strict_refuses():
+    text = robot(BASE, link('l1'), J1_XML)
+    with pytest.warns(URDFWarning) as caught:
+        model = dr.load_urdf(text, floating_base=True)
+    assert model.total_mass == 0.0
+    assert [str(w.message) for w in caught] == list(model.warnings)
+    assert model.warnings[0].startswith("link 'base': the floating base and everything on it "
+                                        'are massless: the mass matrix is singular')
+    assert model.warnings[1].startswith("link 'l1': joint 'j1' moves only massless links")
+    with pytest.raises(URDFError, match="the floating base 'base' and everything on it are "
+                                        'massless'):
+        dr.load_urdf(text, floating_base=True, strict=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parser leniency as urdfdom's: the values that are used
+# ---------------------------------------------------------------------------------------------
+
+def quiet_load(text, **kwargs):
+    """Load ``text``, the loader's URDFWarnings silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', URDFWarning)
+        return dr.load_urdf(text, **kwargs)
+
+
+def test_the_first_of_two_axes_is_used():
+    text = two_links(j2=joint('j2', 'l1', 'l2', axis=(0, 1, 0)).replace(
+        '</joint>', '<axis xyz="1 0 0"/></joint>'))
+    np.testing.assert_array_equal(quiet_load(text).axis[1], [0.0, 1.0, 0.0])
+
+
+def test_the_first_inertial_and_mass_are_used():
+    text = two_links(l2=link('l2', mass=1.5).replace('</link>', inertial(2.0) + '</link>'))
+    assert quiet_load(text).mass[1] == 1.5
+    text = two_links(l2=link('l2', mass=1.5).replace('<inertia ', '<mass value="2"/><inertia '))
+    assert quiet_load(text).mass[1] == 1.5
+
+
+def test_rpy_on_axis_is_ignored():
+    plain = two_links(j2=joint('j2', 'l1', 'l2', axis=(0, 1, 0)))
+    with_rpy = plain.replace('<axis ', '<axis rpy="0 0 1.5" ')
+    np.testing.assert_array_equal(quiet_load(with_rpy).axis, quiet_load(plain).axis)
+    np.testing.assert_array_equal(quiet_load(with_rpy).joint_rotation,
+                                  quiet_load(plain).joint_rotation)
+
+
+def test_lower_limit_above_upper_is_kept_as_pinocchio_keeps_it():
+    pin = pytest.importorskip('pinocchio')
+    text = two_links(j2=joint('j2', 'l1', 'l2', extra='<limit lower="1" upper="-1" effort="1" '
+                                                      'velocity="1"/>'))
+    model = quiet_load(text)
+    pin_model = pin.buildModelFromXML(text)
+    assert (model.lower[1], model.upper[1]) == (1.0, -1.0)
+    index = pin_model.joints[pin_model.getJointId('j2')].idx_q
+    assert pin_model.lowerPositionLimit[index] == 1.0
+    assert pin_model.upperPositionLimit[index] == -1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# A singular mass matrix: everything computes but forward dynamics, which names the joint
+# ---------------------------------------------------------------------------------------------
+
+HEAVY_BASE = link('base', mass=10.0)
+SINGULAR_CASES = {
+    'massless subtree': (two_links(l2=link('l2')).replace(BASE, HEAVY_BASE), 'j2'),
+    'point mass on the axis': (two_links(l2=link(
+        'l2', mass=1.0, com=(0, 0, 0.3), inertia=(0, 0, 0, 0, 0, 0))).replace(BASE, HEAVY_BASE),
+        'j2'),
+}
+
+
+@pytest.mark.parametrize('floating', [False, True], ids=['fixed', 'floating'])
+@pytest.mark.parametrize('case', sorted(SINGULAR_CASES))
+def test_singular_mass_matrix_forward_dynamics_names_the_joint(case, floating):
+    pin = pytest.importorskip('pinocchio')
+    text, joint_name = SINGULAR_CASES[case]
+    model = quiet_load(text, floating_base=floating)
+    pin_model = (pin.buildModelFromXML(text, pin.JointModelFreeFlyer()) if floating
+                 else pin.buildModelFromXML(text))
+    data = pin_model.createData()
+    rng = np.random.default_rng(3)
+    q = pin.randomConfiguration(pin_model, -np.ones(pin_model.nq), np.ones(pin_model.nq))
+    v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    # Joints are in the same order here (no reordering in these small trees).
+    M = pin.crba(pin_model, data, q)
+    M = np.triu(M) + np.triu(M, 1).T
+    np.testing.assert_allclose(dr.mass_matrix(model, q), M, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(dr.inverse_dynamics(model, q, v, a),
+                               pin.rnea(pin_model, data, q, v, a), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(dr.gravity_torques(model, q),
+                               pin.computeGeneralizedGravity(pin_model, data, q), rtol=0,
+                               atol=1e-12)
+    expected = f"joint '{joint_name}'"
+    for forward in (dr.forward_dynamics, dr.forward_dynamics_cholesky):
+        with pytest.raises(InputError, match=f'mass matrix is singular: .*{expected}'):
+            forward(model, q, v, a)
+        with pytest.raises(InputError, match=f'mass matrix is singular: .*{expected}'):
+            forward(model, np.tile(q, (2, 1)), np.tile(v, (2, 1)), np.tile(a, (2, 1)))

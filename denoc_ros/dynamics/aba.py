@@ -398,6 +398,37 @@ def forward_dynamics(model, q, qd, tau, f_ext=None):
     return finish(batch, qdd, 'forward_dynamics')
 
 
+# A pivot of M = L L^T at or below this times the largest diagonal entry of M counts as zero
+# (the articulated-body recursion's test is the same relative to each body's articulated inertia).
+PIVOT_RTOL = 1e-12
+
+
+def cholesky_factor(model, M):
+    """
+    Return the Cholesky factors of the mass matrices ``M`` (B, nv, nv).
+
+    Raises :func:`singular_error` naming the degree of freedom of the first pivot that vanishes
+    (at or below ``PIVOT_RTOL`` times the largest diagonal entry) in the first such matrix.
+    """
+    scale = np.max(np.diagonal(M, axis1=-2, axis2=-1), axis=-1)
+    try:
+        L = np.linalg.cholesky(M)
+        pivots = np.diagonal(L, axis1=-2, axis2=-1) ** 2
+        if np.all(pivots > PIVOT_RTOL * scale[..., None]):
+            return L
+    except np.linalg.LinAlgError:
+        pass
+    for b in range(M.shape[0]):
+        # Unpivoted L D L^T of this matrix: D's first pivot that vanishes names the DoF.
+        A = np.array(M[b])
+        for k in range(A.shape[0]):
+            if not A[k, k] > PIVOT_RTOL * scale[b]:
+                raise singular_error(model, k)
+            column = A[k + 1:, k] / A[k, k]
+            A[k + 1:, k + 1:] -= np.outer(column, A[k, k + 1:])
+    raise InputError('the mass matrix is not positive definite')  # not reached: D had a pivot
+
+
 def forward_dynamics_cholesky(model, q, qd, tau, f_ext=None):
     r"""Return ``qdd = M \ (tau - C qd - g + sum J^T f)`` by Cholesky (Saha Eq. 20, 24, 30)."""
     batch, (q, qd, tau), f_ext = prepare(model, (('q', q), ('qd', qd), ('tau', tau)), f_ext)
@@ -407,12 +438,7 @@ def forward_dynamics_cholesky(model, q, qd, tau, f_ext=None):
     inverse_dynamics_batch(pk.ints, pk.reals, q, qd, np.zeros((1, pk.n)), f_ext, 1.0, bias)
     M = np.empty(qd.shape + (pk.n,))
     mass_matrix_batch(pk.ints, pk.reals, q, M)
-    try:
-        L = np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        bad = int(np.argmin(np.min(np.linalg.eigvalsh(M), axis=-1)))
-        raise InputError('the mass matrix is not positive definite (a joint moves nothing with '
-                         f'mass or inertia; batch element {bad})') from None
+    L = cholesky_factor(model, M)
     y = np.linalg.solve(L, (tau - bias)[..., None])
     qdd = np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
     return finish(batch, qdd, 'forward_dynamics_cholesky')
