@@ -287,8 +287,13 @@ def _read_source(source):
     return _XML_DECLARATION.sub('', text, count=1), f'URDF file {path}'
 
 
-def _parse(text, notes):
-    """Parse the URDF text with urdf_parser_py after checking what that parser accepts silently."""
+def _parse(text, notes=None):
+    """
+    Parse the URDF text with urdf_parser_py after checking what that parser accepts silently.
+
+    ``notes``: a :class:`_Notes` gathering urdfdom's leniency (default: lenient, not kept).
+    """
+    notes = _Notes(False) if notes is None else notes
     try:
         root = etree.fromstring(text, etree.XMLParser(resolve_entities=False, no_network=True))
     except etree.XMLSyntaxError as err:

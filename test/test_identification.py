@@ -402,3 +402,34 @@ def test_rank_deficient_data_are_refused():
         normal.add(layout.regressor(model, q, qd, qdd), tau)
     with pytest.raises(DataError, match='rank-deficient'):
         least_squares(normal, base)
+
+
+@pytest.mark.parametrize('doubt, inertia', [
+    ('triangle inequality', 'ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.01"'),
+    ('negative moment', 'ixx="0.03" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="-0.002"'),
+])
+def test_a_doubtful_nominal_model_gives_a_strictly_consistent_identification(doubt, inertia):
+    """A URDF whose link 3 no rigid body has: loads with a warning, identifies, writes clean."""
+    text = bundled('panda').replace(
+        'ixx="0.037242" ixy="-0.004761" ixz="-0.011396"\n               iyy="0.036155" '
+        'iyz="-0.012805" izz="0.01083"', inertia)
+    assert inertia in text
+    with pytest.warns(dr.URDFWarning, match="link 'panda_link3'"):
+        model = dr.load_urdf(text)
+    rng = np.random.default_rng(5)
+    true = perturbed(dr.load_urdf(bundled('panda')), rng)  # a real arm produces the data
+    layout = ParameterLayout.of(model, ())
+    q, qd, qdd, tau = synthetic(model, true, ParameterLayout.of(true, ()), rng, samples=3000)
+    normal = NormalEquations(model.dof, layout.size)
+    normal.add(layout.regressor(model, q, qd, qdd), tau)
+    fit = physically_consistent(normal, layout, model)
+    assert fit.message == 'converged'
+    identified = dr.with_inertial_parameters(model, fit.theta)  # strictly checked
+    assert all(physical_margin(fit.theta[10 * i:10 * i + 10]) > 0 for i in range(model.dof))
+    out = identified_urdf(text, model, fit.theta)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        back = dr.load_urdf(out, strict=True)
+    assert back.warnings == ()
+    assert np.allclose(dr.inertial_parameters(back), dr.inertial_parameters(identified),
+                       rtol=1e-9, atol=1e-12)
