@@ -63,6 +63,7 @@ import numpy as np
 
 from .dynamics import forward_dynamics, frame_pose, inverse_dynamics, jacobian, mass_matrix
 from .dynamics._state import _as_float_array, _check_finite, check_model, joint_vector
+from .dynamics.aba import cholesky_factor
 from .energy import center_of_mass, momentum
 from .errors import InputError, URDFError
 from .model import RobotModel
@@ -266,7 +267,7 @@ def free_floating_inverse_dynamics(model, q, v, qdd, f_ext=None, f_base=None):
     blocks = floating_inertia_matrices(model, q)
     c = floating_inverse_dynamics(model, q, v, np.zeros(np.shape(v)), f_ext, f_base)
     rhs = np.einsum('...ij,...j->...i', blocks.H_bm, qdd) + c[..., :6]
-    a_b = -np.linalg.solve(blocks.H_b, rhs[..., None])[..., 0]
+    a_b = -np.linalg.solve(_checked_base_inertia(model, blocks.H_b), rhs[..., None])[..., 0]
     tau_m = (np.einsum('...ji,...j->...i', blocks.H_bm, a_b)
              + np.einsum('...ij,...j->...i', blocks.H_m, qdd) + c[..., 6:])
     return tau_m, a_b
@@ -319,7 +320,14 @@ def generalized_jacobian(model, q, frame=None):
     """
     J = floating_jacobian(model, q, frame)
     blocks = floating_inertia_matrices(model, q)
-    return J[..., 6:] - J[..., :6] @ np.linalg.solve(blocks.H_b, blocks.H_bm)
+    return J[..., 6:] - J[..., :6] @ np.linalg.solve(_checked_base_inertia(model, blocks.H_b),
+                                                     blocks.H_bm)
+
+
+def _checked_base_inertia(model, H_b):
+    """Return ``H_b``; InputError naming the floating base if it is singular (no mass on it)."""
+    cholesky_factor(model, np.reshape(H_b, (-1, 6, 6)))
+    return H_b
 
 
 # ---------------------------------------------------------------------------------------------

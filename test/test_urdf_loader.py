@@ -849,6 +849,16 @@ def test_floating_base_that_is_massless_warns_and_strict_refuses():
     assert model.warnings[0].startswith("link 'base': the floating base and everything on it "
                                         'are massless: the mass matrix is singular')
     assert model.warnings[1].startswith("link 'l1': joint 'j1' moves only massless links")
+    from denoc_ros.floating_base import free_floating_inverse_dynamics, generalized_jacobian
+    q, v = np.r_[0, 0, 0, 0, 0, 0, 1, 0.3], np.zeros(7)
+    np.testing.assert_array_equal(dr.mass_matrix(model, q), np.zeros((7, 7)))
+    for call, named in ((lambda: dr.forward_dynamics(model, q, v, v), "joint 'j1'"),
+                        (lambda: dr.forward_dynamics_cholesky(model, q, v, v), 'floating base'),
+                        (lambda: generalized_jacobian(model, q, 'l1'), 'floating base'),
+                        (lambda: free_floating_inverse_dynamics(model, q, v, v[6:]),
+                         'floating base')):
+        with pytest.raises(InputError, match=f'mass matrix is singular: .*{named}'):
+            call()
     with pytest.raises(URDFError, match="the floating base 'base' and everything on it are "
                                         'massless'):
         dr.load_urdf(text, floating_base=True, strict=True)
