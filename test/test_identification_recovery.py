@@ -38,8 +38,8 @@ import json
 
 import denoc_ros as dr
 from denoc_ros.description import read_description
-from denoc_ros.identification.base import base_parameters
 from denoc_ros.identification.bags import write_bag
+from denoc_ros.identification.base import base_parameters
 from denoc_ros.identification.parameters import ParameterLayout
 from denoc_ros.identification.recording import JointStateRecording
 from denoc_ros.identification.urdf_output import identified_urdf
