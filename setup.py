@@ -121,7 +121,7 @@ setup(
     # numba compiles the kernels (without it they run as Python, some 300 times slower); lxml
     # is imported directly (urdfdom-py brings it, and PyYAML, which is all xacro needs)
     install_requires=['setuptools', 'numpy', 'scipy', 'numba', 'lxml', 'urdfdom-py', 'xacro',
-                      'rosbags', 'matplotlib'],
+                      'PyYAML', 'threadpoolctl', 'rosbags', 'matplotlib'],
     zip_safe=True,
     maintainer='denoc_ros maintainers',
     maintainer_email='maintainers@denoc-ros.org',

@@ -42,8 +42,9 @@ sys.path.insert(0, str(REPO))
 
 import denoc_ros as dr  # noqa: E402
 from denoc_ros.description import read_description  # noqa: E402
-from denoc_ros.identification.data import JointStateRecording, write_bag  # noqa: E402
+from denoc_ros.identification.bags import write_bag  # noqa: E402
 from denoc_ros.identification.excitation import fourier_trajectory  # noqa: E402
+from denoc_ros.identification.recording import JointStateRecording  # noqa: E402
 from denoc_ros.identification.urdf_output import identified_urdf  # noqa: E402
 import numpy as np  # noqa: E402
 

@@ -34,6 +34,7 @@ from denoc_ros.identification.parameters import joint_columns, ParameterLayout
 from denoc_ros.tools import excitation as cli
 import numpy as np
 import pytest
+import threadpoolctl
 import yaml
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -247,6 +248,25 @@ def test_limits_defaults_and_bad_input(two_link):
         ex.design_excitation(model, duration=-1.0)
 
 
+def test_design_runs_blas_on_one_thread(two_link):
+    """During the design every BLAS threadpoolctl finds runs one thread; afterwards as before."""
+    _, model = two_link
+
+    def blas_threads():
+        return {i['filepath']: i['num_threads'] for i in threadpoolctl.threadpool_info()
+                if i['user_api'] == 'blas'}
+
+    seen = []
+    with threadpoolctl.threadpool_limits(limits=2, user_api='blas'):
+        before = blas_threads()
+        assert before and all(k == 2 for k in before.values())   # NumPy's OpenBLAS, threaded
+        ex.design_excitation(model, duration=4.0, harmonics=3, max_iterations=3,
+                             progress=lambda iteration, condition: seen.append(blas_threads()))
+        assert blas_threads() == before
+    assert seen and all(set(before) <= set(threads) and set(threads.values()) == {1}
+                        for threads in seen)
+
+
 # -- the writers -----------------------------------------------------------------------------
 
 def test_yaml_is_one_joint_trajectory(tmp_path, panda_design):
@@ -269,9 +289,17 @@ def test_yaml_is_one_joint_trajectory(tmp_path, panda_design):
     assert np.all(np.diff(times) > 0.0) and times[-1] == 10.0
     np.testing.assert_allclose(times, t, atol=1e-9)
     np.testing.assert_array_equal([p['positions'] for p in points], q)    # full precision
+    np.testing.assert_array_equal([p['velocities'] for p in points], qd)
     np.testing.assert_array_equal([p['accelerations'] for p in points], qdd)
     np.testing.assert_allclose(points[-1]['positions'], points[0]['positions'], atol=1e-12)
     assert points[0]['effort'] == []
+    # the layout readers and people see: comments first, one block per point, a list a line
+    lines = path.read_text().splitlines()
+    assert lines[:5] == ['# a', '# b', 'header:', '  stamp: {sec: 0, nanosec: 0}',
+                         "  frame_id: ''"]
+    assert lines[5].startswith('joint_names: [') and lines[6] == 'points:'
+    assert lines[7].startswith('- positions: [') and lines[8].startswith('  velocities: [')
+    assert len(lines) == 7 + 5 * len(points)
 
 
 def test_yaml_loads_in_ct_controller(tmp_path, panda_design):
@@ -287,6 +315,13 @@ def test_yaml_loads_in_ct_controller(tmp_path, panda_design):
     msg = controller.load_trajectory_yaml(str(path))
     assert list(msg.joint_names) == list(model.joint_names) and len(msg.points) == t.size
     assert msg.points[-1].time_from_start.sec == 10
+    for k in (0, 77, t.size - 1):                   # bit for bit through the node's loader
+        point = msg.points[k]
+        np.testing.assert_array_equal(point.positions, q[k])
+        np.testing.assert_array_equal(point.velocities, qd[k])
+        np.testing.assert_array_equal(point.accelerations, qdd[k])
+        assert point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec == \
+            pytest.approx(t[k], abs=1e-9)
 
 
 def test_csv_columns(tmp_path):

@@ -25,9 +25,11 @@ import shutil
 import warnings
 
 from denoc_ros.errors import DataError
-from denoc_ros.identification import data
-from denoc_ros.identification.data import DataWarning, FilterSettings, JointStateRecording, \
-    prepare_samples, read_recording, read_recordings, write_bag, write_csv, write_npz
+from denoc_ros.identification.bags import write_bag
+from denoc_ros.identification.cdr import _parse_layout
+from denoc_ros.identification.data import read_recording, read_recordings, write_csv, write_npz
+from denoc_ros.identification.filtering import FilterSettings, prepare_samples
+from denoc_ros.identification.recording import DataWarning, JointStateRecording, MIN_SAMPLES
 import numpy as np
 import pytest
 
@@ -183,7 +185,6 @@ def random_messages(rng, ts, count, joints=JOINTS):
     velocity sometimes empty; some zero stamps; pads filled with garbage (as rmw leaves them);
     some big-endian.
     """
-    from denoc_ros.identification.data import _parse_layout
     layouts = []
     for _ in range(6):
         names = list(rng.permutation(joints))
@@ -305,7 +306,6 @@ def test_storage_variants_with_other_topics(tmp_path, storage, compression, mixe
 
 
 def test_layout_parser_on_random_messages():
-    from denoc_ros.identification.data import _parse_layout
     rng = np.random.default_rng(3)
     ts = typestore()
     for _ in range(300):
@@ -662,4 +662,4 @@ def test_bag_to_samples_end_to_end(tmp_path):
     samples = prepare_samples(read_recording(tmp_path / 'b', JOINTS))
     _, _, qdd, _ = analytic(samples.time)
     assert np.abs(samples.qdd - qdd).max() < 0.02
-    assert data.MIN_SAMPLES == 10
+    assert MIN_SAMPLES == 10

@@ -29,7 +29,7 @@ held-out motion in the other. ``denoc_identify`` is run from the nominal URDF, a
 
 Measured here (seed 2026): held-out NRMSE nominal 23.6 %, identified 0.15 %; friction within
 1 % (Coulomb) and 3 % (viscous). The Coulomb column is filtered like the efforts ("parallel
-filtering", data.Samples.coulomb): without it the 10 Hz filter's smearing of the Coulomb step
+filtering", filtering.Samples.coulomb): without it the 10 Hz filter's smearing of the Coulomb step
 at each velocity reversal made the fit trade Coulomb for viscous friction (Coulomb 3-6 % low,
 viscous 5-40 % high) and the held-out NRMSE was 1.9 %.
 """
@@ -38,9 +38,10 @@ import json
 
 import denoc_ros as dr
 from denoc_ros.description import read_description
+from denoc_ros.identification.bags import write_bag
 from denoc_ros.identification.base import base_parameters
-from denoc_ros.identification.data import JointStateRecording, write_bag
 from denoc_ros.identification.parameters import ParameterLayout
+from denoc_ros.identification.recording import JointStateRecording
 from denoc_ros.identification.urdf_output import identified_urdf
 from denoc_ros.tools import identify as cli
 import numpy as np

@@ -22,7 +22,11 @@ parameters.py               the standard parameters, the joint columns, the full
 base.py                     base parameters: the identifiable combinations (pivoted QR)
 estimation.py               normal equations by chunks, (weighted) least squares, the
                             physically consistent fit
-data.py                     recordings (rosbag2, CSV, NPZ), filtering, differentiation
+recording.py                the recording type (JointStateRecording), its shared checks
+cdr.py                      decoding CDR-serialised JointState messages with NumPy
+bags.py                     rosbag2 bags (mcap, sqlite3) read and written
+data.py                     read_recording of any format; CSV and NPZ
+filtering.py                filtering, differentiation, decimation (prepare_samples)
 excitation.py               periodic excitation trajectories (finite Fourier series)
 pipeline.py                 identify(): samples -> base parameters, fits, validation
 report.py                   report.json, plots and index.html

@@ -71,7 +71,9 @@ Design (:func:`design_excitation`), the decision variables being the ``2 n K`` c
   is on a limit, can make SLSQP's linearised subproblem infeasible. The result is the best
   feasible point SLSQP evaluated (it may end a hair outside), the limits then checked on a
   grid ten times finer with :func:`denoc_ros.inverse_dynamics`. The small dense algebra runs
-  with OpenBLAS on one thread (:func:`_single_threaded_blas`).
+  with BLAS on one thread (``threadpoolctl.threadpool_limits``): on matrices this small (a
+  57 x 57 eigenproblem, SLSQP's subproblems) OpenBLAS's threads only wait for each other, and
+  on a busy 2-core machine the design ran 7 times slower threaded.
 
 The optimiser starts from a random trajectory (normal coefficients, a joint starting near a
 limit moving away from it only), scaled to half the room the limits leave: the baseline of
@@ -81,10 +83,7 @@ URDF zero moved into the limits, 100 iterations, 4.5 s on 2 cores): column-scale
 number 18 at the random start, 4.9 designed; unscaled 513 and 130.
 """
 
-import contextlib
-import ctypes
 from dataclasses import dataclass, field
-import json
 import math
 import pathlib
 import time as _time
@@ -93,6 +92,8 @@ from typing import Dict, Tuple
 import numpy as np
 import scipy.linalg
 import scipy.optimize
+from threadpoolctl import threadpool_limits
+import yaml
 
 from .base import base_parameters, BaseParameters
 from .parameters import inertial_parameters, joint_columns, ParameterLayout
@@ -543,44 +544,6 @@ class _Design:
         return z_static  # pragma: no cover - 0.7^60 of the motion leaves the static efforts
 
 
-@contextlib.contextmanager
-def _single_threaded_blas():
-    """
-    Run the body with every loaded OpenBLAS on one thread; restore the counts afterwards.
-
-    The design's linear algebra is on small matrices (a 57 x 57 eigenproblem, SLSQP's
-    subproblems) where OpenBLAS's threads only wait for each other: on a busy 2-core machine
-    the design ran 7 times slower threaded. The libraries are found among the process's
-    mappings (Linux; elsewhere nothing changes), as threadpoolctl does.
-    """
-    restore = []
-    try:
-        with open('/proc/self/maps') as maps:
-            paths = sorted({line.split()[-1] for line in maps if 'openblas' in line.lower()
-                            and line.split()[-1].startswith('/')})
-    except OSError:
-        paths = []
-    for path in paths:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix, suffix in (('openblas', ''), ('openblas', '64_'), ('scipy_openblas', ''),
-                               ('scipy_openblas', '64_')):
-            setter = getattr(lib, f'{prefix}_set_num_threads{suffix}', None)
-            getter = getattr(lib, f'{prefix}_get_num_threads{suffix}', None)
-            if setter is not None and getter is not None:
-                getter.restype = ctypes.c_int
-                restore.append((setter, int(getter())))
-                setter(ctypes.c_int(1))
-                break
-    try:
-        yield
-    finally:
-        for setter, count in restore:
-            setter(ctypes.c_int(count))
-
-
 def _limit_usage(model, result_traj, limits, t):
     """Return per quantity the fraction (n,) of each URDF limit used at most on times ``t``."""
     q, qd, qdd = result_traj(t)
@@ -615,7 +578,7 @@ def design_excitation(model, duration=20.0, harmonics=5, samples=None,
     it to the optimiser; ``starts``: random starts (the best result is kept); ``tolerance``:
     SLSQP's ``ftol`` on ``log kappa``.
     """
-    with _single_threaded_blas():
+    with threadpool_limits(limits=1, user_api='blas'):
         return _design(model, duration, harmonics, samples, tuple(joint_terms), seed,
                        max_iterations, progress, safety, start, starts, tolerance)
 
@@ -715,10 +678,6 @@ def _trajectory_arrays(joint_names, t, q, qd, qdd):
     return names, t, arrays
 
 
-def _floats(row):
-    return '[' + ', '.join(repr(float(v)) for v in row) + ']'
-
-
 def write_trajectory_yaml(path, joint_names, t, q, qd, qdd, comment=None):
     """
     Write one trajectory_msgs/JointTrajectory as YAML, the form ``ros2 topic pub`` accepts.
@@ -726,20 +685,23 @@ def write_trajectory_yaml(path, joint_names, t, q, qd, qdd, comment=None):
     ``{header: {stamp: {sec: 0, nanosec: 0}, frame_id: ''}, joint_names: [...], points:
     [{positions, velocities, accelerations, effort: [], time_from_start: {sec, nanosec}},
     ...]}``; ``t`` [s] (N,), ``q``, ``qd``, ``qdd`` (N, n). ``comment``: lines written first
-    as YAML comments. Numbers are written in full precision.
+    as YAML comments. Written by ``yaml.safe_dump``: mappings as blocks, each list of numbers
+    on one line, numbers in full precision (``repr``, so they load back bit for bit).
     """
     names, t, (q, qd, qdd) = _trajectory_arrays(joint_names, t, q, qd, qdd)
-    lines = [f'# {line}' for line in (comment or '').splitlines()]
-    lines += ['header:', '  stamp: {sec: 0, nanosec: 0}', "  frame_id: ''",
-              f'joint_names: {json.dumps(names)}', 'points:']
+    points = []
     for k in range(t.size):
         sec, nanosec = divmod(int(round(t[k] * 1e9)), 1_000_000_000)
-        lines += [f'- positions: {_floats(q[k])}', f'  velocities: {_floats(qd[k])}',
-                  f'  accelerations: {_floats(qdd[k])}', '  effort: []',
-                  f'  time_from_start: {{sec: {sec}, nanosec: {nanosec}}}']
+        points.append({'positions': q[k].tolist(), 'velocities': qd[k].tolist(),
+                       'accelerations': qdd[k].tolist(), 'effort': [],
+                       'time_from_start': {'sec': sec, 'nanosec': nanosec}})
+    message = {'header': {'stamp': {'sec': 0, 'nanosec': 0}, 'frame_id': ''},
+               'joint_names': names, 'points': points}
+    text = yaml.safe_dump(message, default_flow_style=None, sort_keys=False, width=1 << 30)
+    lines = [f'# {line}' for line in (comment or '').splitlines()]
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text('\n'.join(lines) + '\n')
+    path.write_text(''.join(line + '\n' for line in lines) + text)
 
 
 def write_trajectory_csv(path, joint_names, t, q, qd, qdd):

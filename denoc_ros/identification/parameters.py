@@ -149,7 +149,7 @@ def joint_columns(model, qd, qdd, terms=('viscous', 'coulomb'), smoothing=DEFAUL
     is column ``k n + j``: ``qd_j`` (viscous), ``tanh(qd_j / smoothing)`` (Coulomb; ``sign``
     for ``smoothing=0``), ``1`` (offset) or ``qdd_j`` (armature), in row ``j`` only. Fixed-base
     models only. ``coulomb`` (optional, like ``qd``) replaces the Coulomb column's values: the
-    filtered sign of :class:`denoc_ros.identification.data.Samples`.
+    filtered sign of :class:`denoc_ros.identification.filtering.Samples`.
     """
     check_model(model)
     if model.floating:

@@ -86,7 +86,7 @@ def identify(model, training, validation, joint_terms=(), progress=None, chunk=C
     """
     Return the :class:`Identification` of ``model``'s parameters from filtered samples.
 
-    ``training`` and ``validation``: sequences of ``data.Samples`` (``q, qd, qdd, tau``, in
+    ``training`` and ``validation``: sequences of ``filtering.Samples`` (``q, qd, qdd, tau``, in
     the model's joint order). ``joint_terms``: the joint columns to identify (friction,
     offset, armature). ``progress(fraction, what)`` is called as the chunks go.
     Raises DataError naming the joints the data leave unexcited.
