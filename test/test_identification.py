@@ -29,7 +29,7 @@ The identification core against independent references.
 
 import warnings
 
-from conftest import example_robot
+from conftest import example_robot, require_oracle
 import denoc_ros as dr
 from denoc_ros.errors import DataError, InputError
 from denoc_ros.identification.base import base_parameters
@@ -41,7 +41,7 @@ from denoc_ros.identification.urdf_output import identified_urdf
 import numpy as np
 import pytest
 
-pin = pytest.importorskip('pinocchio')
+pin = require_oracle('pinocchio')
 
 BUNDLED = ('panda', 'ur5e')
 
@@ -294,7 +294,8 @@ def test_physical_fit_bounds_friction_and_stays_optimal():
 
     def gradient(x):
         theta = x * scale
-        return 2.0 * scale * (A @ theta - b + fit.prior_weight * (theta - nominal) / scale ** 2) / c
+        prior = fit.prior_weight * (theta - nominal) / scale ** 2
+        return 2.0 * scale * (A @ theta - b + prior) / c
     constraints = [{'type': 'ineq',
                     'fun': lambda x, i=i: physical_margin((x * scale)[10 * i:10 * i + 10])}
                    for i in range(2)]
@@ -307,7 +308,8 @@ def test_physical_fit_bounds_friction_and_stays_optimal():
     deviation = np.abs(ours - expected).max() / np.abs(expected).max()
     print(f'\nfriction (viscous, Coulomb): ours {fit.theta[20:]}, SLSQP {theirs[20:]}')
     print(f'objective / c: ours {objective(fit.theta / scale):.12g}, SLSQP '
-          f'{objective(reference.x):.12g}; base parameters apart by {deviation:.3g} of the largest')
+          f'{objective(reference.x):.12g}; base parameters apart by {deviation:.3g} of the '
+          'largest')
     assert np.all(fit.theta[20:] >= 0.0)
     assert np.all(fit.theta[20:] < 1e-6 * scale[20:])       # at the bound, as SciPy's
     assert abs(objective(fit.theta / scale) - objective(reference.x)) < 1e-9

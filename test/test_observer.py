@@ -228,7 +228,7 @@ def test_seven_joints_external_torques_of_a_wrench_at_a_middle_link():
 
 def test_contact_wrench_at_a_frame_other_than_the_tip():
     """
-    ContactMonitor with contact_frame panda_link6: tau_ext and the wrench F at that frame.
+    The contact monitor with contact_frame panda_link6: tau_ext and the wrench F at that frame.
 
     The motion dies out (exp(-10 t)), so at the end ``r`` has settled on ``J^T F`` and the
     wrench at panda_link6 must be F (1e-4 of |F|); the tip's (panda_link7) Jacobian gives
