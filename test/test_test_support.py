@@ -55,4 +55,3 @@ def test_stale_install_compares_the_stamp_with_the_tree(tmp_path):
     assert 'is stale' in venvs['stale'] and 'setup_env.sh --test' in venvs['stale']
     assert f'DENOC_VENV={tmp_path / "stale"}' in venvs['stale']  # not the default .venv
     assert 'no install stamp' in venvs['unstamped']
-
