@@ -149,9 +149,7 @@ fi
 # covers every installed file, so an edit of the sources reinstalls (a few seconds) and the
 # executables never run stale code.
 STEP="install denoc_ros"
-want="$(cd "$ROOT" && find denoc_ros launch config urdf resource setup.py setup.cfg package.xml \
-        -type f ! -name '*.pyc' -print0 2>/dev/null | sort -z | xargs -0 sha256sum \
-        | sha256sum | cut -c1-32)"
+want="$("$ROOT/scripts/source_hash.sh")"   # test/conftest.py checks the same hash
 if ! stamp_is denoc_ros "$want" || [ ! -x "$VENV/bin/denoc_dynamics_node" ]; then
   LOG="$VENV/.logs/denoc_ros.log"
   say "installing denoc_ros into the venv (log: $LOG)"

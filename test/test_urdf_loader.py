@@ -23,7 +23,7 @@ loader's pairwise parallel-axis formula), and real robots from Pinocchio's URDF 
 import re
 import warnings
 
-from conftest import example_robot
+from conftest import example_robot, require_oracle
 import denoc_ros as dr
 from denoc_ros.errors import InputError, URDFError, URDFWarning
 import numpy as np
@@ -308,7 +308,7 @@ def assert_matches_pinocchio(model, pin_model, pin):
 
 
 def test_panda_whole_tree_matches_pinocchio():
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     path = example_robot(PANDA)
     with pytest.warns(UserWarning, match="'panda_finger_joint2' mimics 'panda_finger_joint1'"):
         model = dr.load_urdf(path)
@@ -320,7 +320,7 @@ def test_panda_whole_tree_matches_pinocchio():
 
 
 def test_panda_chain_to_link8_matches_pinocchio_reduced_model():
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     path = example_robot(PANDA)
     full = pin.buildModelFromUrdf(str(path))
     fingers = [full.getJointId('panda_finger_joint1'), full.getJointId('panda_finger_joint2')]
@@ -337,7 +337,7 @@ def test_panda_chain_to_link8_matches_pinocchio_reduced_model():
 
 
 def test_ur5_matches_pinocchio():
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     path = example_robot(UR5)
     model = dr.load_urdf(path)
     pin_model = pin.buildModelFromUrdf(str(path))
@@ -350,7 +350,7 @@ def test_ur5_matches_pinocchio():
 
 
 def test_hand_written_lumped_robot_matches_pinocchio():
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     text = lumped_robot()
     assert_matches_pinocchio(dr.load_urdf(text), pin.buildModelFromXML(text), pin)
 
@@ -445,7 +445,7 @@ def test_tree_dofs_are_in_depth_first_preorder_with_children_in_file_order():
 
 
 def test_tree_matches_pinocchio_joint_by_joint():
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     text = two_arm_robot()
     assert_matches_pinocchio(dr.load_urdf(text), pin.buildModelFromXML(text), pin)
 
