@@ -56,6 +56,15 @@ variance, assuming the efforts' errors are independent between samples, zero-mea
 spread per joint, and the model otherwise exact; mapped to mass, centre of mass and inertia
 about it to first order. Filtered samples are correlated in time, so with densely sampled
 filtered data these are lower bounds.
+
+Recordings (:func:`estimate_payload_from_recording`, :class:`PayloadWindow`) are filtered and
+differentiated by :func:`~denoc_ros.identification.data.prepare_samples` with a 20 Hz cut-off
+(:data:`PAYLOAD_CUTOFF`) rather than identification's 10 Hz: the wrist's Coulomb friction
+steps at every velocity reversal, and the filter smears the step in the efforts more than the
+filtered sign column can follow. Measured on the MuJoCo test (UR5e, 1.5 kg box, designed
+12 s wrist motion, noise-free efforts): inertia error 8.0 % at 10 Hz, 3.6 % at 20 Hz, 3.6 % at
+40 Hz; with noise (0.05 N m on the wrist) 6 to 7.5 % at 20 Hz, mass and centre of mass
+unchanged (0.05 %, 0.2 mm).
 """
 
 from dataclasses import dataclass, field
@@ -72,10 +81,14 @@ from ..errors import DataError, InputError
 from ..friction import DEFAULT_SMOOTHING, friction_torques
 
 __all__ = ['estimate_payload', 'estimate_payload_from_recording', 'PayloadEstimate',
-           'PayloadWindow', 'DEFAULT_LENGTH', 'DEFAULT_RCOND', 'STANDARD_DEVIATION_NAMES']
+           'PayloadWindow', 'DEFAULT_LENGTH', 'DEFAULT_RCOND', 'PAYLOAD_CUTOFF',
+           'STANDARD_DEVIATION_NAMES']
 
 DEFAULT_LENGTH = 0.1
 """The reference length [m] of the scaled columns (a payload of 1 kg spread over 10 cm)."""
+
+PAYLOAD_CUTOFF = 20.0
+"""Low-pass cut-off [Hz] of the recordings' filter for payload estimation (module docstring)."""
 
 DEFAULT_RCOND = 1e-3
 """Smallest scaled singular value, relative to the largest, of a direction counted as seen."""
@@ -335,10 +348,13 @@ def estimate_payload_from_recording(model, recording, link=None, friction=False,
     ``recording``: a :class:`~denoc_ros.identification.data.JointStateRecording` (e.g. from
     :func:`~denoc_ros.identification.data.read_recording`), filtered and differentiated per
     continuous segment by :func:`~denoc_ros.identification.data.prepare_samples` with
-    ``settings`` (never across a gap); ``options`` go to :func:`estimate_payload`.
+    ``settings`` (default: :data:`PAYLOAD_CUTOFF`, never across a gap); ``options`` go to
+    :func:`estimate_payload`.
     """
     from .data import FilterSettings, prepare_samples
-    samples = prepare_samples(recording, FilterSettings() if settings is None else settings)
+    if settings is None:
+        settings = FilterSettings(cutoff=PAYLOAD_CUTOFF)
+    samples = prepare_samples(recording, settings)
     return estimate_payload(model, link, samples.q, samples.qd, samples.qdd, samples.tau,
                             friction=friction, coulomb=samples.coulomb if friction else None,
                             **options)
