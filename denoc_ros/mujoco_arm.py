@@ -67,38 +67,15 @@ _STRIPPED = ('visual', 'collision')
 _DROPPED = ('transmission', 'gazebo', 'ros2_control', 'mujoco')
 
 
-def _payload_link(root, payload):
-    """Add the payload ``(link, mass, com, inertia)`` as a link welded to ``link``."""
-    link, mass, com, inertia = payload
-    if not any(e.get('name') == link for e in root.findall('link')):
-        raise InputError(f'payload: unknown link {link!r}')
-    com = np.asarray(com, dtype=float)
-    inertia = np.asarray(inertia, dtype=float)
-    if not (mass > 0.0 and com.shape == (3,) and inertia.shape == (3, 3)):
-        raise InputError('payload: mass > 0, com (3,) and inertia (3, 3) expected')
-    name = f'{link}_payload'
-    element = ET.SubElement(root, 'link', name=name)
-    inertial = ET.SubElement(element, 'inertial')
-    ET.SubElement(inertial, 'origin', xyz=' '.join(repr(float(x)) for x in com), rpy='0 0 0')
-    ET.SubElement(inertial, 'mass', value=repr(float(mass)))
-    ET.SubElement(inertial, 'inertia', **{
-        key: repr(float(inertia[i, j])) for key, (i, j) in (
-            ('ixx', (0, 0)), ('ixy', (0, 1)), ('ixz', (0, 2)), ('iyy', (1, 1)),
-            ('iyz', (1, 2)), ('izz', (2, 2)))})
-    joint = ET.SubElement(root, 'joint', name=f'{name}_joint', type='fixed')
-    ET.SubElement(joint, 'parent', link=link)
-    ET.SubElement(joint, 'child', link=name)
-    ET.SubElement(joint, 'origin', xyz='0 0 0', rpy='0 0 0')
-
-
 def mujoco_urdf(urdf_xml, payload=None):
     """Return the URDF with geometry stripped, MuJoCo's compiler options and any payload added."""
+    if payload is not None:
+        from .identification.urdf_output import payload_urdf
+        urdf_xml = payload_urdf(urdf_xml, *payload)
     try:
         root = ET.fromstring(urdf_xml)
     except ET.ParseError as err:
         raise URDFError(f'URDF for MuJoCo: malformed XML: {err}') from None
-    if payload is not None:
-        _payload_link(root, payload)
     for child in list(root):
         if child.tag in _DROPPED:
             root.remove(child)

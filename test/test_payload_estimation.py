@@ -263,3 +263,59 @@ def test_window_estimate_equals_the_recording_estimate():
     assert abs(est.mass - MASS) < 1e-3 * MASS
     np.testing.assert_allclose(est.com, COM, atol=2e-4)
     assert np.linalg.norm(est.inertia - INERTIA) < 0.02 * np.linalg.norm(INERTIA)
+
+
+# ------------------------------------------------------------------------------------------------
+# Command lines
+
+
+def test_identify_payload_writes_report_and_urdf_and_excitation_moves_the_wrist(tmp_path,
+                                                                                capsys):
+    from denoc_ros.identification.data import JointStateRecording, write_npz
+    from denoc_ros.tools import excitation, identify
+    import json
+    text = urdf_text()
+    (tmp_path / 'arm.urdf').write_text(text)
+    model = dr.load_urdf(text)
+    truth = dr.attach_payload(model, 'tool0', MASS, COM, INERTIA)
+    t = np.arange(0.0, 8.0, 2e-3)
+    w = 2.0 * np.pi * np.array([0.0, 0.0, 0.0, 0.4, 0.45, 0.5])
+    q = 0.8 * np.sin(np.outer(t, w)) + [0.3, -1.3, 1.4, -1.2, -1.4, 0.3]
+    qd = 0.8 * w * np.cos(np.outer(t, w))
+    qdd = -0.8 * w ** 2 * np.sin(np.outer(t, w))
+    tau = dr.inverse_dynamics(truth, q, qd, qdd)
+    write_npz(tmp_path / 'rec.npz', JointStateRecording(model.joint_names, t, q, qd, tau))
+    status = identify.main(['--urdf', str(tmp_path / 'arm.urdf'), '--payload', 'tool0',
+                            '--data', str(tmp_path / 'rec.npz'), '--friction', 'none',
+                            '--output-urdf', str(tmp_path / 'out.urdf'),
+                            '--report', str(tmp_path / 'report')])
+    out = capsys.readouterr().out
+    assert status == 0 and 'payload on tool0' in out
+    report = json.loads((tmp_path / 'report' / 'report.json').read_text())['payload']
+    assert report['inertia_identified'] and abs(report['mass'] - MASS) < 1e-3 * MASS
+    # The written URDF, loaded anew, has the arm plus the estimate on the tool's body.
+    written = dr.load_urdf((tmp_path / 'out.urdf').read_text())
+    expected = dr.attach_payload(model, 'tool0', report['mass'], report['com'],
+                                 report['inertia'])
+    np.testing.assert_allclose(written.mass, expected.mass, rtol=1e-12)
+    np.testing.assert_allclose(written.com, expected.com, atol=1e-12)
+    np.testing.assert_allclose(written.inertia, expected.inertia, atol=1e-12)
+    # Too little motion: one line, status 1.
+    still = JointStateRecording(model.joint_names, t, np.repeat(q[:1], t.size, 0),
+                                np.zeros_like(q), np.repeat(tau[:1], t.size, 0))
+    write_npz(tmp_path / 'still.npz', still)
+    status = identify.main(['--urdf', str(tmp_path / 'arm.urdf'), '--payload', 'tool0',
+                            '--data', str(tmp_path / 'still.npz'), '--friction', 'none',
+                            '--output-urdf', str(tmp_path / 'o2.urdf'),
+                            '--report', str(tmp_path / 'r2')])
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith('denoc_identify: error')]
+    assert status == 1 and len(errors) == 1 and 'COM' in errors[0]
+    # The payload excitation: short, the wrist joints only, within the limits.
+    status = excitation.main(['--urdf', str(tmp_path / 'arm.urdf'), '--payload-link', 'tool0',
+                              '--duration', '10', '--max-iterations', '15',
+                              '--start', '0.3,-1.3,1.4,-1.2,-1.4,0.3',
+                              '--output', str(tmp_path / 'traj.yaml')])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert 'moving wrist_1_joint, wrist_2_joint, wrist_3_joint' in out
