@@ -24,6 +24,7 @@ estimation.py               normal equations by chunks, (weighted) least squares
                             physically consistent fit
 data.py                     recordings (rosbag2, CSV, NPZ), filtering, differentiation
 excitation.py               periodic excitation trajectories (finite Fourier series)
+payload.py                  the payload on one link: estimate_payload, PayloadWindow
 pipeline.py                 identify(): samples -> base parameters, fits, validation
 report.py                   report.json, plots and index.html
 urdf_output.py              the identified URDF

@@ -73,7 +73,8 @@ import warnings
 
 import numpy as np
 
-from .estimation import _parameters_of_pseudo_inertia, _pseudo_inertia, consistent_minimum
+from .estimation import (_parameters_of_pseudo_inertia, _pseudo_inertia, consistent_minimum,
+                         NormalEquations)
 from ..dynamics._state import check_model
 from ..dynamics.regressor import regressor
 from ..dynamics.rnea import inverse_dynamics
@@ -218,22 +219,28 @@ def _weak_names(vectors):
     return names
 
 
-def _weighted_fit(A, r, n, free):
-    """Return ``(theta, covariance, weights)``: OLS, then rows weighted by 1 / joint spread."""
-    rows = A.shape[0]
-    Af = A[:, free]
-    theta = np.linalg.lstsq(Af, r, rcond=None)[0]
-    e = (r - Af @ theta).reshape(-1, n)
-    sigma = np.sqrt(np.mean(e ** 2, axis=0))
+def _weighted_fit(normal, Ys, r, free):
+    """
+    Return ``(theta, covariance, weights)`` of the ``free`` scaled parameters.
+
+    Ordinary least squares from the normal equations, then each joint's rows weighted by one
+    over its residual spread (floored at 1e-6 of the largest) and solved again; the residuals
+    are computed from the rows, not from the normal equations, so exact data stay exact.
+    """
+    N, n = r.shape
+    Yf = Ys[..., free]
+    A, b, _ = normal.combined()
+    theta = np.linalg.solve(A[np.ix_(free, free)], b[free])
+    sigma = np.sqrt(np.mean((r - Yf @ theta) ** 2, axis=0))
     floor = 1e-6 * max(float(sigma.max()), 1e-300)
     weights = 1.0 / np.maximum(sigma, floor)
-    w = np.tile(weights, rows // n)[:, None]
-    Aw, rw = Af * w, r * w[:, 0]
-    theta = np.linalg.lstsq(Aw, rw, rcond=None)[0]
-    dof = max(rows - int(np.count_nonzero(free)), 1)
-    s2 = float(np.sum((rw - Aw @ theta) ** 2)) / dof
-    covariance = s2 * np.linalg.pinv(Aw.T @ Aw)
-    return theta, covariance, weights
+    A, b, _ = normal.combined(weights)
+    Af = A[np.ix_(free, free)]
+    theta = np.linalg.solve(Af, b[free])
+    e = (r - Yf @ theta) * weights
+    dof = max(N * n - int(np.count_nonzero(free)), 1)
+    s2 = float(np.sum(e * e)) / dof
+    return theta, s2 * np.linalg.inv(Af), weights
 
 
 def estimate_payload(model, link=None, q=None, qd=None, qdd=None, tau=None, friction=False,
@@ -278,36 +285,39 @@ def estimate_payload(model, link=None, q=None, qd=None, qdd=None, tau=None, fric
         else:
             coulomb = _states(model, 'coulomb', coulomb)
             expected = expected + model.damping * qd + model.friction * coulomb
-    r = (tau - expected).reshape(-1)
+    r = tau - expected                                                    # (N, n)
     Y = regressor(model, q, qd, qdd)[..., 10 * body:10 * body + 10] @ X   # (N, n, 10)
-    A = Y.reshape(-1, 10)
+    # Scaled columns (module docstring): parameters in units of 1 kg and `length`.
     unit = np.array([1.0] + [length] * 3 + [length ** 2] * 6)
-    As = A * unit
-    s_all = np.linalg.svd(As, compute_uv=False)
-    top = float(s_all[0]) if s_all.size else 0.0
+    Ys = Y * unit
+    normal = NormalEquations(n, 10)
+    normal.add(Ys, r)
+    A, _, _ = normal.combined()
+    s_all = np.sqrt(np.maximum(np.linalg.eigvalsh(A), 0.0))[::-1]
+    top = float(s_all[0])
     if not top > 0.0:
         raise DataError(f'payload on {link!r}: no joint effort depends on a payload there in '
                         'these states')
     relative = s_all / top
-    G = As[:, :4]
-    _, s_g, vt_g = np.linalg.svd(G, full_matrices=False)
+    lam_g, vec_g = np.linalg.eigh(A[:4, :4])
+    s_g = np.sqrt(np.maximum(lam_g, 0.0))
     weak = s_g / top < rcond
     if np.any(weak):
-        names = _weak_names(vt_g[weak].T)
+        names = _weak_names(vec_g[:, weak])
         raise DataError(
             f'payload on {link!r}: the data do not show the {", ".join(names)} (scaled singular '
-            f'value {s_g[-1] / top:.1e} < {rcond:g}, {N} states): hold the arm still in at least '
+            f'value {s_g[0] / top:.1e} < {rcond:g}, {N} states): hold the arm still in at least '
             'three or four poses that turn the link differently against gravity, or move it')
-    R = As[:, 4:] - G @ np.linalg.lstsq(G, As[:, 4:], rcond=None)[0]
-    s_i = np.linalg.svd(R, compute_uv=False)
-    identified = bool(s_i[-1] / top >= rcond)
-    excitation = {'mass_com': float(s_g[-1] / top), 'inertia': float(s_i[-1] / top)}
+    schur = A[4:, 4:] - A[4:, :4] @ np.linalg.solve(A[:4, :4], A[:4, 4:])
+    s_i = np.sqrt(np.maximum(np.linalg.eigvalsh(0.5 * (schur + schur.T)), 0.0))
+    identified = bool(s_i[0] / top >= rcond)
+    excitation = {'mass_com': float(s_g[0] / top), 'inertia': float(s_i[0] / top)}
     free = np.ones(10, dtype=bool) if identified else np.arange(10) < 4
-    theta, cov_free, weights = _weighted_fit(A, r, n, free)
+    theta, cov_free, weights = _weighted_fit(normal, Ys, r, free)
     p = np.zeros(10)
-    p[free] = theta
+    p[free] = theta * unit[free]
     covariance = np.zeros((10, 10))
-    covariance[np.ix_(free, free)] = cov_free
+    covariance[np.ix_(free, free)] = cov_free * np.outer(unit[free], unit[free])
     constrained = False
     if not p[0] > 0.0:
         raise DataError(f'payload on {link!r}: the efforts show no added mass ({p[0]:.3g} kg '
@@ -316,13 +326,12 @@ def estimate_payload(model, link=None, q=None, qd=None, qdd=None, tau=None, fric
     if identified:
         J = _pseudo_inertia(p)
         if np.linalg.eigvalsh(J)[0] <= 1e-12 * max(float(np.abs(J).max()), 1e-300):
-            w = np.tile(weights, N)[:, None]
-            Aw, rw = A * w, r * w[:, 0]
+            Aw, bw, cw = normal.combined(weights)          # scaled coordinates
             nominal = p.copy()   # prior centre: the point mass of the same m and m c
             h = p[1:4]
             I_o = (np.dot(h, h) * np.eye(3) - np.outer(h, h)) / p[0]
             nominal[4:] = [I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2], I_o[2, 2]]
-            fit = consistent_minimum(Aw.T @ Aw, Aw.T @ rw, float(rw @ rw), nominal,
+            fit = consistent_minimum(Aw / np.outer(unit, unit), bw / unit, cw, nominal,
                                      unit * max(p[0], 1e-3), 1, np.zeros(0, dtype=bool))
             p = fit.theta
             constrained = True
@@ -332,7 +341,7 @@ def estimate_payload(model, link=None, q=None, qd=None, qdd=None, tau=None, fric
     std = _reported_covariance(p, covariance, free)
     if not identified:
         std[4:] = 0.0      # not estimated: the point mass's inertia is zero by choice
-    residual = r - A @ p
+    residual = r - Y @ p
     return PayloadEstimate(
         link=link, mass=float(m), com=c, inertia=0.5 * (I_c + I_c.T), standard_deviation=std,
         inertia_identified=identified, residual_rms=float(np.sqrt(np.mean(residual ** 2))),
