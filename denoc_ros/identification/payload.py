@@ -79,7 +79,7 @@ from ..dynamics._state import check_model
 from ..dynamics.regressor import regressor
 from ..dynamics.rnea import inverse_dynamics
 from ..errors import DataError, InputError
-from ..friction import DEFAULT_SMOOTHING, friction_torques
+from ..friction import friction_torques
 
 __all__ = ['estimate_payload', 'estimate_payload_from_recording', 'PayloadEstimate',
            'PayloadWindow', 'DEFAULT_LENGTH', 'DEFAULT_RCOND', 'PAYLOAD_CUTOFF',

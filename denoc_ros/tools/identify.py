@@ -52,7 +52,7 @@ from ._cli import add_model_arguments, model_of, Parser, run_tool, StatusLine
 from ..errors import DenocError
 from ..identification import data as recordings
 from ..identification.payload import (estimate_payload, PAYLOAD_CUTOFF,
-                                       STANDARD_DEVIATION_NAMES)
+                                      STANDARD_DEVIATION_NAMES)
 from ..identification.pipeline import identify
 from ..identification.report import write_report
 from ..identification.urdf_output import identified_urdf, payload_urdf
