@@ -214,6 +214,9 @@ def test_window_keeps_the_latest_seconds_of_stamps_and_restarts_on_a_reset():
     assert len(window) == 1
     with pytest.raises(InputError):
         PayloadWindow(2, window=0.0)
+    with pytest.raises(InputError, match='2 numbers'):
+        window.append(10, [0.0, 0.0, 0.0], None, [0.0, 0.0])
+    assert len(window) == 1
     with pytest.raises(DataError, match='no joint states'):
         PayloadWindow(2).recording()
 

@@ -415,15 +415,18 @@ class PayloadWindow:
         if self._end == self._capacity:
             self._compact()
         k = self._end
-        self._stamp[k] = stamp_ns
         row = self._data[k]
-        row[0] = q
-        row[2] = tau
-        if qd is None:
-            self._has_qd[k] = False
-        else:
-            row[1] = qd
-            self._has_qd[k] = True
+        try:
+            row[0] = q
+            row[2] = tau
+            if qd is not None:
+                row[1] = qd
+        except (TypeError, ValueError):
+            raise InputError(f'payload window: q, qd and tau must be {self.dof} numbers each, '
+                             f'got shapes {np.shape(q)}, {np.shape(qd)}, '
+                             f'{np.shape(tau)}') from None
+        self._stamp[k] = stamp_ns
+        self._has_qd[k] = qd is not None
         self._end += 1
         oldest = stamp_ns - self.window_ns
         start = self._start
@@ -479,9 +482,8 @@ class PayloadWindow:
         """
         Return the :class:`PayloadEstimate` over the latest ``duration`` seconds (0: all).
 
-        Warnings about dropped segments (too short to filter) are turned into part of the
-        DataError when nothing is left; otherwise they are returned in ``dropped`` by
-        :meth:`estimate_with_notes`.
+        Segments too short to filter are dropped (see :meth:`estimate_with_notes`, which also
+        returns the notes saying so).
         """
         return self.estimate_with_notes(model, link, duration, friction, **options)[0]
 
