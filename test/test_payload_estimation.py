@@ -322,3 +322,22 @@ def test_identify_payload_writes_report_and_urdf_and_excitation_moves_the_wrist(
     out = capsys.readouterr().out
     assert status == 0
     assert 'moving wrist_1_joint, wrist_2_joint, wrist_3_joint' in out
+
+
+def test_a_barely_moving_wrist_reports_the_inertia_as_not_identified():
+    text = urdf_text()
+    model = dr.load_urdf(text)
+    t = np.linspace(0.0, 10.0, 400)
+    w = 2.0 * np.pi * np.array([0.0, 0.0, 0.0, 0.1, 0.13, 0.17])
+    q = 0.6 * np.sin(np.outer(t, w)) + [0.3, -1.3, 1.4, -1.2, -1.4, 0.3]
+    qd = 0.6 * w * np.cos(np.outer(t, w))
+    qdd = -0.6 * w ** 2 * np.sin(np.outer(t, w))
+    tau = pinocchio_efforts(text, 'tool0', q, qd, qdd)
+    est = estimate_payload(model, 'tool0', q, qd, qdd, tau)
+    assert 0.0 < est.excitation['inertia'] < 3e-3
+    assert not est.inertia_identified and not np.any(est.inertia)
+    assert abs(est.mass - MASS) < 1e-3 * MASS      # inertia terms left out: a small bias
+    assert np.linalg.norm(est.com - COM) < 1e-3
+    lenient = estimate_payload(model, 'tool0', q, qd, qdd, tau, inertia_rcond=1e-5)
+    assert lenient.inertia_identified
+    np.testing.assert_allclose(lenient.inertia, INERTIA, atol=1e-8)
