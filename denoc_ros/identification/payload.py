@@ -279,8 +279,8 @@ def estimate_payload(model, link=None, q=None, qd=None, qdd=None, tau=None, fric
     for name, a in (('qd', qd), ('qdd', qdd), ('tau', tau)):
         if a.shape != q.shape:
             raise InputError(f'{name} has {a.shape[0]} states, q has {N}')
-    if not (length > 0.0 and math.isfinite(length)) or not (0.0 < rcond < 1.0
-                                                             and 0.0 < inertia_rcond < 1.0):
+    valid = 0.0 < rcond < 1.0 and 0.0 < inertia_rcond < 1.0
+    if not (length > 0.0 and math.isfinite(length)) or not valid:
         raise InputError(f'length must be positive ({length}), rcond ({rcond}) and '
                          f'inertia_rcond ({inertia_rcond}) in (0, 1)')
     body, link, X = link_transform(model, link)
