@@ -81,7 +81,7 @@ def motion(rng, n, duration, harmonics=5, base=0.1):
 
 def mujoco_efforts(true_text, true, q, qd, qdd):
     """Return MuJoCo's inverse dynamics of the true arm plus its friction (formula)."""
-    from denoc_ros.ros.mujoco_arm import MujocoArm
+    from denoc_ros.mujoco_arm import MujocoArm
     arm = MujocoArm(true_text, gravity=true.gravity)
     order = [arm.joint_names.index(j) for j in true.joint_names]
     qpos, dof = arm._qpos[order], arm._dof[order]

@@ -30,7 +30,7 @@ from conftest import example_robot, require_oracle, venv_executable
 import denoc_ros as dr
 from denoc_ros.description import read_description
 from denoc_ros.errors import InputError
-from denoc_ros.ros.mujoco_arm import MujocoArm
+from denoc_ros.mujoco_arm import MujocoArm
 import numpy as np
 import pytest
 

@@ -56,9 +56,9 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from .mujoco_arm import MujocoArm
 from ..description import read_description
 from ..errors import DenocError, InputError
+from ..mujoco_arm import MujocoArm
 from ..signals import handle_interrupts, ignore_further_interrupts
 
 
