@@ -24,6 +24,7 @@ turned) must raise the package's DataError naming it.
 
 from pathlib import Path
 
+from conftest import require_oracle
 import denoc_ros as dr
 from denoc_ros.errors import DataError, InputError
 from denoc_ros.identification.estimation import _pseudo_inertia
@@ -65,7 +66,7 @@ def motion_states(n, count, seed):
 
 def pinocchio_efforts(text, link, q, qd, qdd):
     """Return efforts of the URDF with the payload on ``link``, by Pinocchio's RNEA."""
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     pmodel = pin.buildModelFromXML(text)
     frame = pmodel.frames[pmodel.getFrameId(link)]
     joint = frame.parentJoint

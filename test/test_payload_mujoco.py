@@ -37,6 +37,7 @@ noise draws agree within 1 % on the mass.
 
 from pathlib import Path
 
+from conftest import require_oracle
 import denoc_ros as dr
 from denoc_ros.identification.excitation import design_excitation
 from denoc_ros.identification.payload import PayloadWindow
@@ -44,7 +45,7 @@ import numpy as np
 import pytest
 
 mujoco_arm = pytest.importorskip('denoc_ros.mujoco_arm')
-pytest.importorskip('mujoco')
+require_oracle('mujoco')
 
 URDF = Path(__file__).resolve().parents[1] / 'urdf' / 'ur5e.urdf'
 DAMPING, FRICTION = 0.3, 0.4

@@ -897,7 +897,7 @@ def test_rpy_on_axis_is_ignored():
 
 
 def test_lower_limit_above_upper_is_kept_as_pinocchio_keeps_it():
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     text = two_links(j2=joint('j2', 'l1', 'l2', extra='<limit lower="1" upper="-1" effort="1" '
                                                       'velocity="1"/>'))
     model = quiet_load(text)
@@ -924,7 +924,7 @@ SINGULAR_CASES = {
 @pytest.mark.parametrize('floating', [False, True], ids=['fixed', 'floating'])
 @pytest.mark.parametrize('case', sorted(SINGULAR_CASES))
 def test_singular_mass_matrix_forward_dynamics_names_the_joint(case, floating):
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     text, joint_name = SINGULAR_CASES[case]
     model = quiet_load(text, floating_base=floating)
     pin_model = (pin.buildModelFromXML(text, pin.JointModelFreeFlyer()) if floating
