@@ -51,7 +51,8 @@ import numpy as np
 from . import _compile as K
 from ._compile import all_finite, cross, jit, mat6_vec, model_arrays
 from ._packed import MASS, NV, PARENT, V0
-from ._state import finish, kernel_arrays, prepare
+from ._packed import packed
+from ._state import finish, kernel_arrays, NO_WRENCH, one_state, one_wrench_set, prepare
 from .crba import mass_matrix_batch
 from .kinematics import (_C, _I, _K, _T, _TD, _W, carried, configuration_ok,
                          configuration_size, forward_kinematics, gyroscopic_moment, KIN_WIDTH,
@@ -350,7 +351,7 @@ def prediction_one(handle, q, qd, tau, horizon, steps, out):
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
-_F8, _empty = K.FLOAT64, np.empty
+_empty = np.empty
 _forward_dynamics_one = K.single_state(forward_dynamics_one, globals(),
                                        '_forward_dynamics_one', 'vvvwo')
 
@@ -374,23 +375,15 @@ def forward_dynamics(model, q, qd, tau, f_ext=None):
     is the base acceleration (the time derivative of ``v[:6]``, base frame) and ``tau[:6]`` the
     wrench applied to the base (zeros: free floating).
     """
-    try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
-        if (q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1 and q.dtype is _F8
-                and qd.dtype is _F8 and tau.dtype is _F8):
-            pk = model.packed
-            out = _empty(pk.n)
-            if f_ext is None:
-                if not _forward_dynamics_one(pk.handle, q, qd, tau, pk.no_wrench, out):
-                    return out
-            # A (0, 6) f_ext would read as "no wrenches" in the kernel.
-            elif f_ext.ndim == 2 and f_ext.dtype is _F8 and len(f_ext) == pk.nb:
-                if not _forward_dynamics_one(pk.handle, q, qd, tau, f_ext, out):
-                    return out
-    except Exception:
-        pass
+    pk = one_state(model, q, qd, tau)  # one state: straight to the kernel (see _state)
+    if pk is not None and one_wrench_set(pk, f_ext):
+        out = _empty(pk.nv)
+        if not _forward_dynamics_one(pk.handle, q, qd, tau, NO_WRENCH if f_ext is None else f_ext,
+                                     out):
+            return out
     batch, (q, qd, tau), f_ext = prepare(model, (('q', q), ('qd', qd), ('tau', tau)), f_ext)
     (q, qd, tau), f_ext = kernel_arrays(model, (q, qd, tau), f_ext)
-    pk = model.packed
+    pk = packed(model)
     qdd = np.empty(qd.shape)
     status = forward_dynamics_batch(pk.ints, pk.reals, q, qd, tau, f_ext, qdd)
     if status >= K.SINGULAR:
@@ -402,10 +395,10 @@ def forward_dynamics_cholesky(model, q, qd, tau, f_ext=None):
     r"""Return ``qdd = M \ (tau - C qd - g + sum J^T f)`` by Cholesky (Saha Eq. 20, 24, 30)."""
     batch, (q, qd, tau), f_ext = prepare(model, (('q', q), ('qd', qd), ('tau', tau)), f_ext)
     (q, qd, tau), f_ext = kernel_arrays(model, (q, qd, tau), f_ext)
-    pk = model.packed
+    pk = packed(model)
     bias = np.empty(qd.shape)
-    inverse_dynamics_batch(pk.ints, pk.reals, q, qd, np.zeros((1, pk.n)), f_ext, 1.0, bias)
-    M = np.empty(qd.shape + (pk.n,))
+    inverse_dynamics_batch(pk.ints, pk.reals, q, qd, np.zeros((1, pk.nv)), f_ext, 1.0, bias)
+    M = np.empty(qd.shape + (pk.nv,))
     mass_matrix_batch(pk.ints, pk.reals, q, M)
     try:
         L = np.linalg.cholesky(M)

@@ -33,7 +33,8 @@ import numpy as np
 from . import _compile as K
 from ._compile import all_finite, cross, jit, model_arrays
 from ._packed import INERTIA, MASS, NV, PARENT, V0
-from ._state import finish, kernel_arrays, prepare
+from ._packed import packed
+from ._state import finish, kernel_arrays, one_state, prepare
 from .kinematics import (_C, _R, configuration_ok, configuration_size, forward_kinematics,
                          KIN_WIDTH, zero_unless_chain)
 
@@ -170,23 +171,20 @@ def mass_matrix_batch(ints, reals, q, out):
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
-_F8, _empty = K.FLOAT64, np.empty
+_empty = np.empty
 _mass_matrix_one = K.single_state(mass_matrix_one, globals(), '_mass_matrix_one', 'vm')
 
 
 def mass_matrix(model, q):
     """Return the symmetric positive definite mass matrix ``M(q)``, (..., nv, nv) (Eq. 24)."""
-    try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
-        if q.ndim == 1 and q.dtype is _F8:
-            pk = model.packed
-            out = _empty(pk.square)
-            if not _mass_matrix_one(pk.handle, q, out):
-                return out
-    except Exception:
-        pass
+    pk = one_state(model, q)  # one state: straight to the kernel (see _state)
+    if pk is not None:
+        out = _empty(pk.square)
+        if not _mass_matrix_one(pk.handle, q, out):
+            return out
     batch, (q,), _ = prepare(model, (('q', q),))
     (q,), _ = kernel_arrays(model, (q,))
-    pk = model.packed
+    pk = packed(model)
     M = np.empty((q.shape[0],) + pk.square)
     mass_matrix_batch(pk.ints, pk.reals, q, M)
     return finish(batch, M, 'mass_matrix')

@@ -49,7 +49,7 @@ import numpy as np
 from ._compile import all_finite, cross, jit, SCRATCH_WIDTH, sincos
 from ._packed import (AXIS, COM, GRAVITY, INERTIA, JOINT_TYPE, NV, PARENT, Q0, ROTATED_AXIS,
                       ROTATION, ROTATION_K, ROTATION_KK, TRANSLATION, V0)
-from ..model import FREE_FLYER, PRISMATIC, REVOLUTE
+from ..joints import FREE_FLYER, PRISMATIC, REVOLUTE
 
 # Columns of the per-call kinematics buffer ``kin`` (nb, KIN_WIDTH): R_i (9, row-major), O_i,
 # d_i, C_i, the inertia I_i about C_i in base axes (9), and the joint axis e_i = R_i a_i.
@@ -89,6 +89,13 @@ def configuration_size(ints):
     if nb == 0:
         return 0
     return ints[nb - 1, Q0] + (7 if ints[nb - 1, JOINT_TYPE] == FREE_FLYER else 1)
+
+
+@jit
+def velocity_state_ok(ints, q, qd, nv):
+    """Return True if ``(q, qd)`` is one state of the model: lengths nq and nv, finite values."""
+    return (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
+            and configuration_ok(ints, q) and all_finite(qd))
 
 
 @jit

@@ -30,7 +30,8 @@ import numpy as np
 
 from . import _compile as K
 from ._compile import all_finite, jit
-from ._state import kernel_arrays, prepare
+from ._packed import packed
+from ._state import kernel_arrays, one_state, prepare
 from .crba import composite_inertias, generalized_inertia_matrix, IC_WIDTH, mass_matrix
 from .jacobian import (jacobian, jacobian_dot_times_qd, jacobian_dot_times_qd_state,
                        jacobian_state, resolve_frame)
@@ -69,7 +70,7 @@ def cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g):
 
 
 # ----------------------------------------------------------------------------------------------
-# Operational-space dynamics (cartesian.py: Lambda, mu, p, J_bar)
+# Operational-space dynamics (Lambda, mu, p, J_bar)
 
 @jit
 def operational_space_state(J, Jdqd, M, h, g, damping, rcond, L, Y, Lam, J_bar, mu, p):
@@ -242,25 +243,20 @@ def cartesian_dynamics(model, q, qd, frame: Optional[str] = None, damping: float
     """
     damping = _check_nonnegative('damping', damping)
     rcond = _check_nonnegative('rcond', rcond)
-    if (type(q) is np.ndarray and type(qd) is np.ndarray and q.ndim == 1 and qd.ndim == 1
-            and q.dtype == float and qd.dtype == float):
-        try:  # one state: one kernel call (the checks are done in the kernel)
-            pk = model.packed
-            name = model.tip_link if frame is None or frame == '' else frame
-            data = pk.frames[name]
-            fast = q.shape == (pk.nq,) and qd.shape == (pk.n,) and pk.n > 0
-        except Exception:
-            fast = False
-        if fast:
-            result = _compiled(pk, (), np.ascontiguousarray(q)[None],
-                               np.ascontiguousarray(qd)[None], data, damping, rcond, name)
-            if result is not None:
-                return result
+    pk = one_state(model, q, qd)  # one state: one kernel call (the kernel checks the values)
+    if (pk is not None and (frame is None or type(frame) is str) and frame in pk.frames
+            and q.shape == (pk.nq,) and qd.shape == (pk.nv,) and pk.nv > 0):
+        name = model.tip_link if frame is None or frame == '' else frame
+        result = _compiled(pk, (), np.ascontiguousarray(q)[None],
+                           np.ascontiguousarray(qd)[None], pk.frames[frame], damping, rcond,
+                           name)
+        if result is not None:
+            return result
     batch, (qf, qdf), _ = prepare(model, (('q', q), ('qd', qd)))
     fr = resolve_frame(model, frame)
     (qf, qdf), _ = kernel_arrays(model, (qf, qdf))
-    result = _compiled(model.packed, batch, qf, qdf, model.packed.frames[fr.name], damping,
-                       rcond, fr.name)
+    pk = packed(model)
+    result = _compiled(pk, batch, qf, qdf, pk.frames[fr.name], damping, rcond, fr.name)
     if result is not None:
         return result
     # An overflow: the term that overflowed raises its documented error.

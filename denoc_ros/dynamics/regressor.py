@@ -41,7 +41,8 @@ import numpy as np
 from . import _compile as K
 from ._compile import all_finite, cross, jit, model_arrays
 from ._packed import COM, NV, PARENT, V0
-from ._state import finish, kernel_arrays, prepare
+from ._packed import packed
+from ._state import finish, kernel_arrays, one_state, prepare
 from .kinematics import (_O, _R, _T, _TD, configuration_ok, configuration_size,
                          forward_kinematics, KIN_WIDTH, MOT_WIDTH, twist_rates, twists)
 
@@ -151,7 +152,7 @@ def regressor_batch(ints, reals, q, qd, qdd, out):
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
-_F8, _empty = K.FLOAT64, np.empty
+_empty = np.empty
 _regressor_one = K.single_state(regressor_one, globals(), '_regressor_one', 'vvvm')
 
 
@@ -167,18 +168,14 @@ def regressor(model, q, qd, qdd):
     Gravity is the model's. Joint friction, offsets and rotor inertia are extra columns, from
     :func:`denoc_ros.identification.joint_columns`.
     """
-    try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
-        if (q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1 and q.dtype is _F8
-                and qd.dtype is _F8 and qdd.dtype is _F8):
-            pk = model.packed
-            out = _empty((pk.n, 10 * pk.nb))
-            if not _regressor_one(pk.handle, q, qd, qdd, out):
-                return out
-    except Exception:
-        pass
+    pk = one_state(model, q, qd, qdd)  # one state: straight to the kernel (see _state)
+    if pk is not None:
+        out = _empty((pk.nv, 10 * pk.nb))
+        if not _regressor_one(pk.handle, q, qd, qdd, out):
+            return out
     batch, (q, qd, qdd), _ = prepare(model, (('q', q), ('qd', qd), ('qdd', qdd)))
     (q, qd, qdd), _ = kernel_arrays(model, (q, qd, qdd))
-    pk = model.packed
-    out = np.empty((q.shape[0], pk.n, 10 * pk.nb))
+    pk = packed(model)
+    out = np.empty((q.shape[0], pk.nv, 10 * pk.nb))
     regressor_batch(pk.ints, pk.reals, q, qd, qdd, out)
     return finish(batch, out, 'regressor')

@@ -34,7 +34,9 @@ import numpy as np
 from . import _compile as K
 from ._compile import all_finite, cross, jit, model_arrays, row
 from ._packed import GRAVITY, MASS, NV, PARENT, V0
-from ._state import finish, kernel_arrays, prepare
+from ._packed import packed
+from ._state import (finish, kernel_arrays, NO_ACCEL, NO_WRENCH, one_state, one_wrench_set,
+                     prepare)
 from .kinematics import (_C, _D, _I, _R, _T, _TD, _W, configuration_ok, configuration_size,
                          forward_kinematics, gyroscopic_moment, KIN_WIDTH, MOT_WIDTH,
                          twist_rates, twists, world_inertias)
@@ -206,7 +208,7 @@ def gravity_torques_batch(ints, reals, q, out):
     return K.OK if all_finite(out) else K.BAD_OUTPUT
 
 
-_F8, _empty = K.FLOAT64, np.empty
+_empty = np.empty
 _newton_euler_one = K.single_state(newton_euler_one, globals(), '_newton_euler_one', 'vvvwfo')
 _gravity_torques_one = K.single_state(gravity_torques_one, globals(), '_gravity_torques_one',
                                       'vo')
@@ -226,63 +228,45 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     origin (Pinocchio's ``fext`` in the joint-local frame, ``[linear; angular]``); for a
     floating model row 0 is the base.
     """
-    try:
-        # One state given as float64 vectors (native byte order): straight to the kernel's entry
-        # point (see _compile.single_state), which refuses what is not an array of float64
-        # itself. Anything else (not a model, a list, float32, a batch) or a state the kernel
-        # rejects (wrong length, NaN) goes on to the checked path and its documented error.
-        if (q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1 and q.dtype is _F8
-                and qd.dtype is _F8 and qdd.dtype is _F8):
-            pk = model.packed
-            out = _empty(pk.n)
-            if f_ext is None:
-                if not _newton_euler_one(pk.handle, q, qd, qdd, pk.no_wrench, 1.0, out):
-                    return out
-            # A (0, 6) f_ext would read as "no wrenches" in the kernel.
-            elif f_ext.ndim == 2 and f_ext.dtype is _F8 and len(f_ext) == pk.nb:
-                if not _newton_euler_one(pk.handle, q, qd, qdd, f_ext, 1.0, out):
-                    return out
-    except Exception:
-        pass
+    pk = one_state(model, q, qd, qdd)  # one state: straight to the kernel (see _state)
+    if pk is not None and one_wrench_set(pk, f_ext):
+        out = _empty(pk.nv)
+        if not _newton_euler_one(pk.handle, q, qd, qdd, NO_WRENCH if f_ext is None else f_ext,
+                                 1.0, out):
+            return out
     batch, (q, qd, qdd), f_ext = prepare(model, (('q', q), ('qd', qd), ('qdd', qdd)), f_ext)
     (q, qd, qdd), f_ext = kernel_arrays(model, (q, qd, qdd), f_ext)
-    pk = model.packed
-    tau = np.empty((q.shape[0], pk.n))
+    pk = packed(model)
+    tau = np.empty((q.shape[0], pk.nv))
     inverse_dynamics_batch(pk.ints, pk.reals, q, qd, qdd, f_ext, 1.0, tau)
     return finish(batch, tau, 'inverse_dynamics')
 
 
 def gravity_torques(model, q):
     """Return ``g(q) = ID(q, 0, 0)``, the forces holding the robot against gravity (Eq. 30)."""
-    try:  # one state: straight to the kernel (see inverse_dynamics)
-        if q.ndim == 1 and q.dtype is _F8:
-            pk = model.packed
-            out = _empty(pk.n)
-            if not _gravity_torques_one(pk.handle, q, out):
-                return out
-    except Exception:
-        pass
+    pk = one_state(model, q)  # one state: straight to the kernel (see _state)
+    if pk is not None:
+        out = _empty(pk.nv)
+        if not _gravity_torques_one(pk.handle, q, out):
+            return out
     batch, (q,), _ = prepare(model, (('q', q),))
     (q,), _ = kernel_arrays(model, (q,))
-    pk = model.packed
-    tau = np.empty((q.shape[0], pk.n))
+    pk = packed(model)
+    tau = np.empty((q.shape[0], pk.nv))
     gravity_torques_batch(pk.ints, pk.reals, q, tau)
     return finish(batch, tau, 'gravity_torques')
 
 
 def coriolis_torques(model, q, qd):
     """Return ``C(q, qd) qd``, shape (..., nv): Eq. 30 with ``qdd = 0`` and no gravity."""
-    try:  # one state: straight to the kernel (see inverse_dynamics)
-        if q.ndim == 1 and qd.ndim == 1 and q.dtype is _F8 and qd.dtype is _F8:
-            pk = model.packed
-            out = _empty(pk.n)
-            if not _newton_euler_one(pk.handle, q, qd, pk.no_accel, pk.no_wrench, 0.0, out):
-                return out
-    except Exception:
-        pass
+    pk = one_state(model, q, qd)  # one state: straight to the kernel (see _state)
+    if pk is not None:
+        out = _empty(pk.nv)
+        if not _newton_euler_one(pk.handle, q, qd, NO_ACCEL, NO_WRENCH, 0.0, out):
+            return out
     batch, (q, qd), _ = prepare(model, (('q', q), ('qd', qd)))
     (q, qd), f_ext = kernel_arrays(model, (q, qd))
-    pk = model.packed
-    out = np.empty((q.shape[0], pk.n))
-    inverse_dynamics_batch(pk.ints, pk.reals, q, qd, np.zeros((1, pk.n)), f_ext, 0.0, out)
+    pk = packed(model)
+    out = np.empty((q.shape[0], pk.nv))
+    inverse_dynamics_batch(pk.ints, pk.reals, q, qd, np.zeros((1, pk.nv)), f_ext, 0.0, out)
     return finish(batch, out, 'coriolis_torques')
