@@ -33,7 +33,7 @@ single-state entry points as one integer (:func:`._compile.model_handle`).
 
 from dataclasses import dataclass, field
 from typing import Dict, Tuple
-import weakref
+import weakref  # noqa: I100 (the standard library, alphabetically)
 
 import numpy as np
 
@@ -58,7 +58,7 @@ MASS = 15          # (1) m_i
 COM = 16           # (3) centre of mass in the body frame
 INERTIA = 19       # (9) rotational inertia about the centre of mass, body axes, row-major
 ROTATION_K = 28    # (9) joint_rotation @ (a x 1), row-major (Rodrigues: J Rot(a, q) =
-ROTATION_KK = 37   # (9) joint_rotation @ (a x 1)^2             J + sin q J K + (1 - cos q) J K^2)
+ROTATION_KK = 37   # (9) joint_rotation @ (a x 1)^2             J + sin q J A + (1 - cos q) J A^2)
 ROTATED_AXIS = 46  # (3) joint_rotation @ a (prismatic: the joint moves the origin along it)
 BODY_WIDTH = 49
 GRAVITY = 0
@@ -125,7 +125,7 @@ def pack_model(model) -> PackedModel:
     reals[:n, COM:COM + 3] = model.com
     reals[:n, INERTIA:INERTIA + 9] = model.inertia.reshape(n, 9)
     a = model.axis
-    axis_cross = np.zeros((n, 3, 3))  # a x 1, Rodrigues' K
+    axis_cross = np.zeros((n, 3, 3))  # A = a x 1 (Rodrigues)
     axis_cross[:, 0, 1], axis_cross[:, 0, 2], axis_cross[:, 1, 2] = -a[:, 2], a[:, 1], -a[:, 0]
     axis_cross[:, 1, 0], axis_cross[:, 2, 0], axis_cross[:, 2, 1] = a[:, 2], -a[:, 1], a[:, 0]
     rotated = model.joint_rotation @ axis_cross

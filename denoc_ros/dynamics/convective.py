@@ -38,12 +38,13 @@ Saha's term; the printed Eq. 28 has ``B_ij`` where ``B_dot_ij`` belongs and drop
 
 import numpy as np
 
-from . import _compile as K
-from ._compile import all_finite, cross, jit, mat6_vec, model_arrays
+from . import _compile
+from ._compile import all_finite, cross, jit, mat6_vec, model_arrays, single_state
 from ._packed import MASS, NV, PARENT, V0
 from ._state import one_state, velocity_matrix
-from .kinematics import (_C, _I, _T, forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists,
-                         velocity_state_ok, world_inertias, zero_unless_chain)
+from .kinematics import (_C, _I, _T, add_b_transpose_times, expand_inertia, forward_kinematics,
+                         KIN_WIDTH, MOT_WIDTH, times_b, twists, velocity_state_ok,
+                         world_inertias, zero_unless_chain)
 
 __all__ = ['convective_inertia_matrix']
 
@@ -90,23 +91,6 @@ def composite_mass_matrices(ints, reals, kin, M_tilde):
 
 
 @jit
-def expand_composite(M_tilde, i, out):
-    """Write the 6x6 ``M~_i`` from its 10 numbers into ``out``."""
-    out[0, 0], out[0, 1], out[0, 2] = M_tilde[i, _IXX], M_tilde[i, _IXY], M_tilde[i, _IXZ]
-    out[1, 0], out[1, 1], out[1, 2] = M_tilde[i, _IXY], M_tilde[i, _IYY], M_tilde[i, _IYZ]
-    out[2, 0], out[2, 1], out[2, 2] = M_tilde[i, _IXZ], M_tilde[i, _IYZ], M_tilde[i, _IZZ]
-    s0, s1, s2, m = M_tilde[i, _SX], M_tilde[i, _SY], M_tilde[i, _SZ], M_tilde[i, _MASS]
-    # s x 1 and its transpose.
-    out[0, 3], out[0, 4], out[0, 5] = 0.0, -s2, s1
-    out[1, 3], out[1, 4], out[1, 5] = s2, 0.0, -s0
-    out[2, 3], out[2, 4], out[2, 5] = -s1, s0, 0.0
-    for r in range(3):
-        for col in range(3):
-            out[3 + r, col] = out[col, 3 + r]
-            out[3 + r, 3 + col] = m if r == col else 0.0
-
-
-@jit
 def convective_state(ints, reals, q, qd, kin, P, mot, M_compact, M_tilde, M_prime, H, T, out):
     """Write Saha's ``C = N^T (M N_dot + M_dot N)``, entries of (corrected) Eq. 29."""
     nb = ints.shape[0]
@@ -117,7 +101,7 @@ def convective_state(ints, reals, q, qd, kin, P, mot, M_compact, M_tilde, M_prim
     C, inertia = kin[:, _C:_C + 3], kin[:, _I:_I + 9]
     composite_mass_matrices(ints, reals, kin, M_compact)
     for i in range(nb):
-        expand_composite(M_compact, i, M_tilde[i])
+        expand_inertia(M_compact[i], M_tilde[i])
         # M'_i = Omega_i M_i E_i = [[w_i x I_i, 0], [0, 0]] (Eq. 8).
         w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
         for r in range(6):
@@ -136,22 +120,14 @@ def convective_state(ints, reals, q, qd, kin, P, mot, M_compact, M_tilde, M_prim
                     M_prime[i, r, col] += M_prime[c, r, col]
             b0, b1, b2 = C[i, 0] - C[c, 0], C[i, 1] - C[c, 1], C[i, 2] - C[c, 2]
             d0, d1, d2 = t[i, 3] - t[c, 3], t[i, 4] - t[c, 4], t[i, 5] - t[c, 5]
-            for r in range(6):
+            times_b(H[c], b0, b1, b2, T)
+            for r in range(6):  # + M~_c B_dot_ci, B_dot_ci = [[0, 0], [d x 1, 0]]
                 x0, x1, x2 = cross(M_tilde[c, r, 3], M_tilde[c, r, 4], M_tilde[c, r, 5],
                                    d0, d1, d2)
-                y0, y1, y2 = cross(H[c, r, 3], H[c, r, 4], H[c, r, 5], b0, b1, b2)
-                T[r, 0] = x0 + H[c, r, 0] + y0
-                T[r, 1] = x1 + H[c, r, 1] + y1
-                T[r, 2] = x2 + H[c, r, 2] + y2
-                T[r, 3], T[r, 4], T[r, 5] = H[c, r, 3], H[c, r, 4], H[c, r, 5]
-            for col in range(6):
-                x0, x1, x2 = cross(T[3, col], T[4, col], T[5, col], b0, b1, b2)
-                H[i, 0, col] += T[0, col] + x0
-                H[i, 1, col] += T[1, col] + x1
-                H[i, 2, col] += T[2, col] + x2
-                H[i, 3, col] += T[3, col]
-                H[i, 4, col] += T[4, col]
-                H[i, 5, col] += T[5, col]
+                T[r, 0] += x0
+                T[r, 1] += x1
+                T[r, 2] += x2
+            add_b_transpose_times(T, b0, b1, b2, H[i])
     zero_unless_chain(ints, out)
     for i in range(nb):
         for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
@@ -209,10 +185,10 @@ def convective_inertia_matrix_one(handle, q, qd, out):
     nb = ints.shape[0]
     q, qd = np.ascontiguousarray(q), np.ascontiguousarray(qd)
     if not velocity_state_ok(ints, q, qd, out.shape[0]):
-        return K.BAD_INPUT
+        return _compile.BAD_INPUT
     convective_state(ints, reals, q, qd, work[0], work[1], work[2], work[3], M6[:nb],
                      M6[nb:2 * nb], M6[2 * nb:3 * nb], M6[3 * nb], out)
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
@@ -225,11 +201,11 @@ def convective_inertia_matrix_batch(ints, reals, q, qd, out):
     for b in range(q.shape[0]):
         convective_state(ints, reals, q[b], qd[b], kin, P, mot, M_compact, M_tilde, M_prime, H,
                          T, out[b])
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 _empty = np.empty
-_convective_inertia_matrix_one = K.single_state(
+_convective_inertia_matrix_one = single_state(
     convective_inertia_matrix_one, globals(), '_convective_inertia_matrix_one', 'vvm')
 
 

@@ -33,12 +33,12 @@ ancestors-or-self), ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` with
 
 import numpy as np
 
-from . import _compile as K
-from ._compile import all_finite, cross, jit, mat6_vec, model_arrays
-from ._packed import MASS, NV, PARENT, V0
+from . import _compile
+from ._compile import all_finite, cross, jit, mat6_vec, model_arrays, single_state
+from ._packed import NV, PARENT, V0
 from ._state import one_state, velocity_matrix
-from .kinematics import (_C, _I, _T, forward_kinematics, KIN_WIDTH, MOT_WIDTH, twists,
-                         velocity_state_ok, world_inertias, zero_unless_chain)
+from .kinematics import (_C, _T, expand_inertia, forward_kinematics, KIN_WIDTH, MOT_WIDTH,
+                         origin_inertia, twists, velocity_state_ok, zero_unless_chain)
 
 __all__ = ['coriolis_matrix']
 
@@ -54,21 +54,9 @@ SP_WIDTH = 12
 @jit
 def spatial_inertia_terms(reals, kin, t, i, v, I6, K6):
     """Write ``I_i`` at the base origin and ``K_i = 1/2 [(v x*) I + (I v) xbar* - I (v x)]``."""
-    m = reals[i, MASS]
+    # I_i = [[I_O, h x 1], [(h x 1)^T, m 1]] at the origin (Eq. 2 and the parallel axes).
+    expand_inertia(origin_inertia(reals, kin, i), I6)
     c0, c1, c2 = kin[i, _C], kin[i, _C + 1], kin[i, _C + 2]
-    # I_i = [[I_C + m Cx Cx^T, m Cx], [m Cx^T, m 1]], Cx = C x 1, Cx Cx^T = |C|^2 1 - C C^T.
-    cc = c0 * c0 + c1 * c1 + c2 * c2
-    for r in range(3):
-        for col in range(3):
-            I6[r, col] = kin[i, _I + 3 * r + col] + m * ((cc if r == col else 0.0)
-                                                         - kin[i, _C + r] * kin[i, _C + col])
-            I6[3 + r, 3 + col] = m if r == col else 0.0
-    I6[0, 3], I6[0, 4], I6[0, 5] = 0.0, -m * c2, m * c1
-    I6[1, 3], I6[1, 4], I6[1, 5] = m * c2, 0.0, -m * c0
-    I6[2, 3], I6[2, 4], I6[2, 5] = -m * c1, m * c0, 0.0
-    for r in range(3):
-        for col in range(3):
-            I6[3 + r, col] = I6[col, 3 + r]
     # v_i = [w; v_C + C x w], the twist at the origin.
     w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
     x0, x1, x2 = cross(c0, c1, c2, w0, w1, w2)
@@ -108,7 +96,6 @@ def christoffel_state(ints, reals, q, qd, kin, P, mot, sp, I_c, K_c, out):
     """Write ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` by composite bodies into ``out``."""
     nb = ints.shape[0]
     forward_kinematics(ints, reals, q, kin, P)
-    world_inertias(ints, reals, kin)
     t = mot[:, _T:_T + 6]
     twists(ints, kin, P, qd, t)
     v = mot[:, 6:12]
@@ -187,10 +174,10 @@ def coriolis_matrix_one(handle, q, qd, out):
     nb = ints.shape[0]
     q, qd = np.ascontiguousarray(q), np.ascontiguousarray(qd)
     if not velocity_state_ok(ints, q, qd, out.shape[0]):
-        return K.BAD_INPUT
+        return _compile.BAD_INPUT
     christoffel_state(ints, reals, q, qd, work[0], work[1], work[2], work[3], M6[:nb],
                       M6[nb:2 * nb], out)
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
@@ -201,12 +188,11 @@ def coriolis_matrix_batch(ints, reals, q, qd, out):
     sp, I_c, K_c = np.empty((nv, SP_WIDTH)), np.empty((nb, 6, 6)), np.empty((nb, 6, 6))
     for b in range(q.shape[0]):
         christoffel_state(ints, reals, q[b], qd[b], kin, P, mot, sp, I_c, K_c, out[b])
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 _empty = np.empty
-_coriolis_matrix_one = K.single_state(coriolis_matrix_one, globals(), '_coriolis_matrix_one',
-                                      'vvm')
+_coriolis_matrix_one = single_state(coriolis_matrix_one, globals(), '_coriolis_matrix_one', 'vvm')
 
 
 def coriolis_matrix(model, q, qd):

@@ -38,8 +38,8 @@ from typing import Optional
 
 import numpy as np
 
-from . import _compile as K
-from ._compile import all_finite, cross, jit, model_arrays
+from . import _compile
+from ._compile import all_finite, cross, jit, model_arrays, single_state
 from ._packed import NV, PARENT, V0
 from ._packed import packed
 from ._state import finish, kernel_arrays, one_state, prepare
@@ -127,11 +127,11 @@ def jacobian_one(handle, q, body, frame, out):
     ints, reals, work, _ = model_arrays(handle)
     q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
-        return K.BAD_INPUT
+        return _compile.BAD_INPUT
     kin, P = work[0], work[1]
     forward_kinematics(ints[:body + 1], reals, q, kin, P)  # (see jacobian_state)
     jacobian_state(ints, kin, P, body, frame, out)
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
@@ -142,7 +142,7 @@ def jacobian_batch(ints, reals, q, body, frame, out):
     for b in range(q.shape[0]):
         forward_kinematics(ints[:body + 1], reals, q[b], kin, P)
         jacobian_state(ints, kin, P, body, frame, out[b])
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
@@ -155,10 +155,10 @@ def jacobian_dot_times_qd_batch(ints, reals, q, qd, body, frame, out):
         forward_kinematics(ints[:body + 1], reals, q[b], kin, P)
         twists(ints[:body + 1], kin, P, qd[b], t)
         jacobian_dot_times_qd_state(ints, kin, P, t, qd[b], body, frame, out[b])
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-_jacobian_one = K.single_state(jacobian_one, globals(), '_jacobian_one', 'virm')
+_jacobian_one = single_state(jacobian_one, globals(), '_jacobian_one', 'virm')
 
 
 def resolve_frame(model, frame):

@@ -28,7 +28,7 @@ from typing import Optional, Union
 
 import numpy as np
 
-from . import _compile as K
+from . import _compile
 from ._compile import all_finite, jit
 from ._packed import packed
 from ._state import kernel_arrays, one_state, prepare
@@ -65,8 +65,8 @@ def cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g):
         generalized_inertia_matrix(ints, kin, P, I_c, M[b])
     if all_finite(J) and all_finite(Jdqd) and all_finite(M) and all_finite(h) \
             and all_finite(g):
-        return K.OK
-    return K.BAD_OUTPUT
+        return _compile.OK
+    return _compile.BAD_OUTPUT
 
 
 # ----------------------------------------------------------------------------------------------
@@ -82,7 +82,7 @@ def operational_space_state(J, Jdqd, M, h, g, damping, rcond, L, Y, Lam, J_bar, 
         for k in range(j):
             s -= L[j, k] * L[j, k]
         if not s > 0.0:
-            return K.NOT_POSITIVE_DEFINITE, 0.0
+            return _compile.NOT_POSITIVE_DEFINITE, 0.0
         L[j, j] = math.sqrt(s)
         for i in range(j + 1, n):
             s = M[i, j]
@@ -149,7 +149,7 @@ def operational_space_state(J, Jdqd, M, h, g, damping, rcond, L, Y, Lam, J_bar, 
             a -= Lam[r, k] * Jdqd[k]
         mu[r] = a
         p[r] = b
-    return K.OK, cond
+    return _compile.OK, cond
 
 
 @jit
@@ -163,23 +163,23 @@ def cartesian_dynamics_batch(ints, reals, q, qd, body, frame, damping, rcond, J,
     size, n = qd.shape
     for b in range(size):
         if not configuration_ok(ints, q[b]):
-            return K.BAD_INPUT
+            return _compile.BAD_INPUT
     if not all_finite(qd):
-        return K.BAD_INPUT
+        return _compile.BAD_INPUT
     Jdqd, M = np.empty((size, 6)), np.empty((size, n, n))
     h, g = np.empty((size, n)), np.empty((size, n))
-    if cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g) != K.OK:
-        return K.BAD_OUTPUT
+    if cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g) != _compile.OK:
+        return _compile.BAD_OUTPUT
     L, Y = np.empty((n, n)), np.empty((n, 6))
     for b in range(size):
         status, cond[b] = operational_space_state(J[b], Jdqd[b], M[b], h[b], g[b], damping,
                                                   rcond, L, Y, Lam[b], J_bar[b], mu[b], p[b])
-        if status != K.OK:
+        if status != _compile.OK:
             return status
     if all_finite(Lam) and all_finite(J_bar) and all_finite(mu) and all_finite(p) \
             and all_finite(cond):
-        return K.OK
-    return K.BAD_OUTPUT
+        return _compile.OK
+    return _compile.BAD_OUTPUT
 
 
 @dataclass(frozen=True, eq=False)
@@ -279,9 +279,9 @@ def _compiled(pk, batch, q, qd, data, damping, rcond, name):
     p, J_bar, cond = np.empty((size, 6)), np.empty((size, n, 6)), np.empty(size)
     status = cartesian_dynamics_batch(pk.ints, pk.reals, q, qd, data[0], data[1], damping,
                                       rcond, J, Lam, mu, p, J_bar, cond)
-    if status == K.NOT_POSITIVE_DEFINITE:
+    if status == _compile.NOT_POSITIVE_DEFINITE:
         raise _not_positive_definite()
-    if status != K.OK:
+    if status != _compile.OK:
         return None
     return _result(batch, name, J, Lam, mu, p, J_bar, cond)
 

@@ -38,8 +38,8 @@ and twist rates those of the origins and leaves them independent of the paramete
 
 import numpy as np
 
-from . import _compile as K
-from ._compile import all_finite, cross, jit, model_arrays
+from . import _compile
+from ._compile import all_finite, cross, jit, model_arrays, single_state
 from ._packed import COM, NV, PARENT, V0
 from ._packed import packed
 from ._state import finish, kernel_arrays, one_state, prepare
@@ -136,9 +136,9 @@ def regressor_one(handle, q, qd, qdd, out):
     if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
             and qdd.shape[0] == nv and out.shape[1] == 10 * nb
             and configuration_ok(ints, q) and all_finite(qd) and all_finite(qdd)):
-        return K.BAD_INPUT
+        return _compile.BAD_INPUT
     regressor_state(ints, origin_reals(reals), q, qd, qdd, work[0], work[1], work[2], out)
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
@@ -149,11 +149,11 @@ def regressor_batch(ints, reals, q, qd, qdd, out):
     reals0 = origin_reals(reals)
     for b in range(q.shape[0]):
         regressor_state(ints, reals0, q[b], qd[b], qdd[b], kin, P, mot, out[b])
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 _empty = np.empty
-_regressor_one = K.single_state(regressor_one, globals(), '_regressor_one', 'vvvm')
+_regressor_one = single_state(regressor_one, globals(), '_regressor_one', 'vvvm')
 
 
 def regressor(model, q, qd, qdd):
