@@ -154,6 +154,7 @@ def test_single_state_calls_reach_the_compiled_entry_point(model):
         function(model, *[rng.uniform(-1.0, 1.0, model.dof) for _ in range(count)])
     dr.inverse_dynamics(model, *[np.zeros(model.dof)] * 3, np.zeros((model.dof, 6)))
     dr.predict(model, *[np.zeros(model.dof)] * 3, 0.01)
+    dr.regressor(model, *[np.zeros(model.dof)] * 3)
     holders = {'denoc_ros.dynamics.rnea': ('_newton_euler_one', '_gravity_torques_one'),
                'denoc_ros.dynamics.crba': ('_mass_matrix_one',),
                'denoc_ros.dynamics.aba': ('_forward_dynamics_one',),
