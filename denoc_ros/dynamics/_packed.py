@@ -145,9 +145,10 @@ def pack_model(model) -> PackedModel:
                        square=(nv, nv), frames=frames)
 
 
-#: The packed form of every live model, keyed by ``id(model)``: a plain dict, whose lookup costs
-#: what an attribute of the model would (a WeakKeyDictionary's costs 0.1 us more). An entry is
-#: removed by a finalizer when its model dies, before the id can be reused.
+#: The packed form of every live model, keyed by ``id(model)``: a plain dict (measured side by
+#: side, a lookup takes 1.4 times the model attribute that held it before, a WeakKeyDictionary's
+#: 3.5-4.5 times). An entry is removed by a finalizer when its model dies, before the id can be
+#: reused.
 PACKED: Dict[int, PackedModel] = {}
 
 

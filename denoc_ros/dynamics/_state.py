@@ -210,14 +210,30 @@ def kernel_arrays(model, arrays, f_ext=None):
     return arrays, f_ext
 
 
-def velocity_matrix(model, kernel, q, qd, what):
-    """Return the (..., nv, nv) matrix of a ``(q, qd)`` batch kernel, after the full checks."""
-    batch, (q, qd), _ = prepare(model, (('q', q), ('qd', qd)))
-    (q, qd), _ = kernel_arrays(model, (q, qd))
+def checked_batch(model, kernel, named, shape, what):
+    """
+    Return ``kernel(ints, reals, *states, out)`` of the checked states, batch axes restored.
+
+    The checked path of a public function: ``named`` are its ``(name, value)`` state arguments
+    (see :func:`prepare`), ``shape(pk)`` the shape of one state's result for the model's
+    :class:`._packed.PackedModel`, ``what`` the result's name in an overflow's message.
+    """
+    batch, arrays, _ = prepare(model, named)
+    arrays, _ = kernel_arrays(model, arrays)
     pk = packed(model)
-    out = np.empty((q.shape[0],) + pk.square)
-    kernel(pk.ints, pk.reals, q, qd, out)
+    out = np.empty((arrays[0].shape[0],) + shape(pk))
+    kernel(pk.ints, pk.reals, *arrays, out)
     return finish(batch, out, what)
+
+
+def square(pk):
+    """Return ``(nv, nv)``: the shape of a joint-space matrix (for :func:`checked_batch`)."""
+    return pk.square
+
+
+def vector(pk):
+    """Return ``(nv,)``: the shape of a joint-space vector (for :func:`checked_batch`)."""
+    return (pk.nv,)
 
 
 def finish(batch, result, what):

@@ -41,7 +41,7 @@ import numpy as np
 from . import _compile
 from ._compile import all_finite, cross, jit, mat6_vec, model_arrays, single_state
 from ._packed import MASS, NV, PARENT, V0
-from ._state import one_state, velocity_matrix
+from ._state import checked_batch, one_state, square
 from .kinematics import (_C, _I, _T, add_b_transpose_times, expand_inertia, forward_kinematics,
                          KIN_WIDTH, MOT_WIDTH, times_b, twists, velocity_state_ok,
                          world_inertias, zero_unless_chain)
@@ -221,5 +221,5 @@ def convective_inertia_matrix(model, q, qd):
         out = _empty(pk.square)
         if not _convective_inertia_matrix_one(pk.handle, q, qd, out):
             return out
-    return velocity_matrix(model, convective_inertia_matrix_batch, q, qd,
-                           'convective_inertia_matrix')
+    return checked_batch(model, convective_inertia_matrix_batch, (('q', q), ('qd', qd)), square,
+                         'convective_inertia_matrix')

@@ -36,7 +36,7 @@ import numpy as np
 from . import _compile
 from ._compile import all_finite, cross, jit, mat6_vec, model_arrays, single_state
 from ._packed import NV, PARENT, V0
-from ._state import one_state, velocity_matrix
+from ._state import checked_batch, one_state, square
 from .kinematics import (_C, _T, expand_inertia, forward_kinematics, KIN_WIDTH, MOT_WIDTH,
                          origin_inertia, twists, velocity_state_ok, zero_unless_chain)
 
@@ -207,4 +207,5 @@ def coriolis_matrix(model, q, qd):
         out = _empty(pk.square)
         if not _coriolis_matrix_one(pk.handle, q, qd, out):
             return out
-    return velocity_matrix(model, coriolis_matrix_batch, q, qd, 'coriolis_matrix')
+    return checked_batch(model, coriolis_matrix_batch, (('q', q), ('qd', qd)), square,
+                         'coriolis_matrix')

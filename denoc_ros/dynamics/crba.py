@@ -33,8 +33,7 @@ import numpy as np
 from . import _compile
 from ._compile import all_finite, cross, jit, model_arrays, single_state
 from ._packed import NV, PARENT, V0
-from ._packed import packed
-from ._state import finish, kernel_arrays, one_state, prepare
+from ._state import checked_batch, one_state, square
 from .kinematics import (_C, configuration_ok, configuration_size, forward_kinematics,
                          KIN_WIDTH, origin_inertia, zero_unless_chain)
 
@@ -151,9 +150,4 @@ def mass_matrix(model, q):
         out = _empty(pk.square)
         if not _mass_matrix_one(pk.handle, q, out):
             return out
-    batch, (q,), _ = prepare(model, (('q', q),))
-    (q,), _ = kernel_arrays(model, (q,))
-    pk = packed(model)
-    M = np.empty((q.shape[0],) + pk.square)
-    mass_matrix_batch(pk.ints, pk.reals, q, M)
-    return finish(batch, M, 'mass_matrix')
+    return checked_batch(model, mass_matrix_batch, (('q', q),), square, 'mass_matrix')

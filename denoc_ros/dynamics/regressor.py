@@ -41,8 +41,7 @@ import numpy as np
 from . import _compile
 from ._compile import all_finite, cross, jit, model_arrays, single_state
 from ._packed import COM, NV, PARENT, V0
-from ._packed import packed
-from ._state import finish, kernel_arrays, one_state, prepare
+from ._state import checked_batch, one_state
 from .kinematics import (_O, _R, _T, _TD, configuration_ok, configuration_size,
                          forward_kinematics, KIN_WIDTH, MOT_WIDTH, twist_rates, twists)
 
@@ -173,9 +172,10 @@ def regressor(model, q, qd, qdd):
         out = _empty((pk.nv, 10 * pk.nb))
         if not _regressor_one(pk.handle, q, qd, qdd, out):
             return out
-    batch, (q, qd, qdd), _ = prepare(model, (('q', q), ('qd', qd), ('qdd', qdd)))
-    (q, qd, qdd), _ = kernel_arrays(model, (q, qd, qdd))
-    pk = packed(model)
-    out = np.empty((q.shape[0], pk.nv, 10 * pk.nb))
-    regressor_batch(pk.ints, pk.reals, q, qd, qdd, out)
-    return finish(batch, out, 'regressor')
+    return checked_batch(model, regressor_batch, (('q', q), ('qd', qd), ('qdd', qdd)),
+                         _regressor_shape, 'regressor')
+
+
+def _regressor_shape(pk):
+    """Return ``(nv, 10 nb)``: the shape of one state's regressor."""
+    return (pk.nv, 10 * pk.nb)

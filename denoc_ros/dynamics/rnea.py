@@ -35,8 +35,8 @@ from . import _compile
 from ._compile import all_finite, cross, jit, model_arrays, row, single_state
 from ._packed import GRAVITY, MASS, NV, PARENT, V0
 from ._packed import packed
-from ._state import (finish, kernel_arrays, NO_ACCEL, NO_WRENCH, one_state, one_wrench_set,
-                     prepare)
+from ._state import (checked_batch, finish, kernel_arrays, NO_ACCEL, NO_WRENCH, one_state,
+                     one_wrench_set, prepare, vector)
 from .kinematics import (_D, _I, _R, _T, _TD, _W, configuration_ok, configuration_size,
                          forward_kinematics, gyroscopic_moment, KIN_WIDTH, MOT_WIDTH,
                          twist_rates, twists, world_inertias, wrench_to_parent)
@@ -241,12 +241,7 @@ def gravity_torques(model, q):
         out = _empty(pk.nv)
         if not _gravity_torques_one(pk.handle, q, out):
             return out
-    batch, (q,), _ = prepare(model, (('q', q),))
-    (q,), _ = kernel_arrays(model, (q,))
-    pk = packed(model)
-    tau = np.empty((q.shape[0], pk.nv))
-    gravity_torques_batch(pk.ints, pk.reals, q, tau)
-    return finish(batch, tau, 'gravity_torques')
+    return checked_batch(model, gravity_torques_batch, (('q', q),), vector, 'gravity_torques')
 
 
 def coriolis_torques(model, q, qd):
