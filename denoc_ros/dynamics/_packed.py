@@ -70,8 +70,10 @@ FRAME_WIDTH = 12
 @dataclass(frozen=True, slots=True, eq=False)
 class PackedModel:
     """
-    A model's kernel form: the arrays the kernels read, what the public wrappers check against,
-    and the single-state kernels' handle (with the model's scratch space).
+    A model's kernel form and workspace (Pinocchio's ``Data``), kept apart from the model.
+
+    The arrays the kernels read, what the public wrappers check against, and the single-state
+    kernels' handle (with the model's scratch space).
 
     A slotted class rather than a NamedTuple: every single-state call reads three of its
     fields, and a slot is read in a third of the time of a NamedTuple field.

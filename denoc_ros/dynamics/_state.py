@@ -227,12 +227,12 @@ def checked_batch(model, kernel, named, shape, what):
 
 
 def square(pk):
-    """Return ``(nv, nv)``: the shape of a joint-space matrix (for :func:`checked_batch`)."""
+    """Return the shape ``(nv, nv)`` of a joint-space matrix (for :func:`checked_batch`)."""
     return pk.square
 
 
 def vector(pk):
-    """Return ``(nv,)``: the shape of a joint-space vector (for :func:`checked_batch`)."""
+    """Return the shape ``(nv,)`` of a joint-space vector (for :func:`checked_batch`)."""
     return (pk.nv,)
 
 
