@@ -287,7 +287,7 @@ def forward_dynamics(model, q, qd, tau, f_ext=None):
     wrench applied to the base (zeros: free floating).
     """
     pk = one_state(model, q, qd, tau)  # one state: straight to the kernel (see _state)
-    if pk is not None and one_wrench_set(pk, f_ext):
+    if pk is not None and (f_ext is None or one_wrench_set(pk, f_ext)):
         out = _empty(pk.nv)
         if not _forward_dynamics_one(pk.handle, q, qd, tau, NO_WRENCH if f_ext is None else f_ext,
                                      out):

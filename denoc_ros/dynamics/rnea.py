@@ -221,7 +221,7 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     floating model row 0 is the base.
     """
     pk = one_state(model, q, qd, qdd)  # one state: straight to the kernel (see _state)
-    if pk is not None and one_wrench_set(pk, f_ext):
+    if pk is not None and (f_ext is None or one_wrench_set(pk, f_ext)):
         out = _empty(pk.nv)
         if not _newton_euler_one(pk.handle, q, qd, qdd, NO_WRENCH if f_ext is None else f_ext,
                                  1.0, out):
