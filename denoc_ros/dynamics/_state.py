@@ -235,7 +235,7 @@ def square(pk):
 
 
 def vector(pk):
-    """Return the shape ``(nv,)`` of a joint-space vector (for :func:`checked_batch`)."""
+    """Return the shape ``(nv,)`` of one state's joint forces, for :func:`checked_batch`."""
     return (pk.nv,)
 
 
