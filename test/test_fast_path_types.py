@@ -213,6 +213,8 @@ def test_the_packed_form_lives_apart_from_the_model_and_dies_with_it():
     del m
     gc.collect()
     assert key not in PACKED
+    with pytest.raises(dr.InputError, match='RobotModel'):  # the dead model's data is not reused
+        dr.mass_matrix(None, np.zeros(6))
 
 
 # Every single-state fast path: (module, the kernel entry it calls, a call of the public function).

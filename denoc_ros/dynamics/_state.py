@@ -66,7 +66,22 @@ _nd = np.ndarray
 # weak reference: it keeps no model alive) with its PackedModel, checked first: a call of the
 # reference and an identity test cost a third of ``id(model)`` and the dict lookup.
 _cached = PACKED.get
-_recent_model, _recent_packed = (lambda: None), None
+_NO_MODEL = object()
+
+
+def _no_model():
+    """Return a sentinel that is no model: there is no recent call, or its model died."""
+    return _NO_MODEL
+
+
+_recent_model, _recent_packed = _no_model, None
+
+
+def _forget(ref):
+    """Drop the recent pair when its model dies (so that a dead reference matches nothing)."""
+    global _recent_model, _recent_packed
+    if ref is _recent_model:
+        _recent_model, _recent_packed = _no_model, None
 
 
 def one_state(model, q, qd=None, qdd=None):
@@ -96,7 +111,7 @@ def _remember(model):
         if not isinstance(model, RobotModel):
             return None
         pk = packed(model)
-    _recent_model, _recent_packed = weakref.ref(model), pk
+    _recent_model, _recent_packed = weakref.ref(model, _forget), pk
     return pk
 
 
