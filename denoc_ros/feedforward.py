@@ -36,16 +36,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dynamics import _compile as K
+from .dynamics import _compile
 from .dynamics import (coriolis_matrix, coriolis_torques, forward_dynamics, gravity_torques,
                        inverse_dynamics, mass_matrix)
-from .dynamics.aba import prediction_one
+from .dynamics._state import one_state
+from .dynamics.prediction import prediction_one
 from .errors import InputError
 from .model import RobotModel
 from .simulation import simulate
 
-_nd, _F8 = np.ndarray, K.FLOAT64
-_prediction_one = K.single_state(prediction_one, globals(), '_prediction_one', 'vvvfim')
+_prediction_one = _compile.single_state(prediction_one, globals(), '_prediction_one',
+                                        'vvvfim')
 
 EVALUATE_AT = ('desired', 'measured')
 
@@ -99,18 +100,13 @@ def predict(model, q, qd, effort, horizon, substeps=1):
     if horizon < 0:
         raise InputError(f'prediction horizon is {horizon}; it must be >= 0')
     steps = max(1, int(substeps)) if horizon > 0 else 0
-    if (type(q) is _nd and type(qd) is _nd and type(effort) is _nd and q.ndim == 1
-            and qd.ndim == 1 and effort.ndim == 1 and q.dtype is _F8 and qd.dtype is _F8
-            and effort.dtype is _F8 and type(model) is RobotModel):
-        # One compiled call for the whole integration (see dynamics.aba.prediction_one); anything
-        # it refuses (bad input, a singular joint, an overflow) takes the checked path below.
-        try:
-            out = np.empty((3, model.packed.n))
-            status = _prediction_one(model.packed.handle, q, qd, effort, float(horizon), steps,
-                                     out)
-        except Exception:
-            status = K.BAD_INPUT
-        if not status:
+    pk = one_state(model, q, qd, effort)
+    if pk is not None:
+        # One compiled call for the whole integration (dynamics.prediction.prediction_one);
+        # anything it refuses (bad input, a singular joint, an overflow) takes the checked path
+        # below.
+        out = np.empty((3, pk.nv))
+        if not _prediction_one(pk.handle, q, qd, effort, float(horizon), steps, out):
             return out[0], out[1], out[2]
     q_h, qd_h = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     if horizon > 0:
