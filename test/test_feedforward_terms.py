@@ -13,8 +13,7 @@
 # limitations under the License.
 
 """
-The node's dynamics as library functions: the inertia term, friction in the feed-forward and
-in the prediction (denoc_ros.feedforward).
+The node's dynamics as library functions (denoc_ros.feedforward): inertia term, friction.
 
 Independent references: the mass matrix (CRBA) times qdd and the Christoffel Coriolis matrix
 times qd for the split of one inverse dynamics; Craig's friction law ``v qd + c tanh(qd / v_s)``
@@ -28,7 +27,7 @@ from denoc_ros.resources import bundled_urdf
 import numpy as np
 import pytest
 
-TOL = dict(rtol=1e-10, atol=1e-10)
+TOL = {'rtol': 1e-10, 'atol': 1e-10}
 
 
 def states(model, seed, count=3):
@@ -51,7 +50,7 @@ def friction_of(model):
 
 @pytest.mark.parametrize('name', ['panda', 'ur5e', 'puma560'])
 def test_inverse_dynamics_terms_split(name):
-    """inertia = M(q) qdd, coriolis = C(q, qd) qd (Christoffel), gravity = g(q); sum = ID."""
+    """Inertia = M(q) qdd, coriolis = C(q, qd) qd (Christoffel), gravity = g(q); sum = ID."""
     model = dr.load_urdf(bundled_urdf(name))
     q, qd, qdd = states(model, 1)
     terms = inverse_dynamics_terms(model, q, qd, qdd)

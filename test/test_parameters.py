@@ -32,10 +32,10 @@ from conftest import venv_executable
 import pytest
 
 rclpy = pytest.importorskip('rclpy')
-from rclpy.parameter import Parameter, parameter_value_to_python  # noqa: E402
-from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
-from denoc_ros.ros import settings  # noqa: E402
+from denoc_ros.ros import settings  # noqa: E402, I100
 from denoc_ros.ros.settings import coerce, PER_JOINT, Spec  # noqa: E402
+from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
+from rclpy.parameter import Parameter, parameter_value_to_python  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -281,7 +281,7 @@ def test_unparsable_command_line_one_line():
     assert status == 1 and len(text.splitlines()) == 1 and 'observer_gain' in text, text
 
 
-# -- the coercion itself, and its effect on nodes built in this process ----------------------------
+# -- the coercion itself, and its effect on nodes built in this process ---------------------------
 NUMBER = Spec('x', 'double', 1.0, 'a number', 0.0, 10.0)
 COUNT = Spec('n', 'integer', 1, 'a count', 1, 5)
 FLAG = Spec('f', 'bool', False, 'a flag')

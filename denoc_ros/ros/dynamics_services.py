@@ -13,8 +13,7 @@
 # limitations under the License.
 
 """
-The dynamics node's services: mass matrix, Cartesian dynamics, inverse and forward dynamics,
-payloads, and the observer's reset.
+The dynamics node's services: M, Cartesian and inverse/forward dynamics, payloads, reset.
 
 :class:`DynamicsServices` is a part of :class:`denoc_ros.ros.dynamics_node.DynamicsNode` (which
 creates the services); each callback converts the request to arrays, calls the library and

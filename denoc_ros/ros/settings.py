@@ -68,8 +68,9 @@ class Spec(NamedTuple):
     read_only: bool = False
 
 
-KIND_TEXT = {'double': 'a double', 'integer': 'an integer', 'bool': 'a bool (true or false; 1 or 0)',
-             'string': 'a string', 'doubles': 'a list of doubles', 'strings': 'a list of strings'}
+KIND_TEXT = {'double': 'a double', 'integer': 'an integer',
+             'bool': 'a bool (true or false; 1 or 0)', 'string': 'a string',
+             'doubles': 'a list of doubles', 'strings': 'a list of strings'}
 _NUMBER = (int, float)
 
 
@@ -181,7 +182,7 @@ def coerce(spec, value):
         for x in out:
             _check_range(spec, x, value)
         if isinstance(spec.length, int) and len(out) != spec.length:
-            _fail(spec, value, f' ({len(out)} value{"s" if len(out) != 1 else ""})')
+            _fail(spec, value, f' ({len(out)} values)' if len(out) != 1 else ' (1 value)')
         if spec.length == PER_JOINT and not out and spec.default:
             _fail(spec, value, ' (no value)')
         return out
@@ -325,7 +326,7 @@ class DynamicsSettings:
                                  + ', '.join(unknown))
 
 
-# -- command-line and params-file values rcl would refuse -----------------------------------------
+# -- command-line and params-file values rcl would refuse ----------------------------------------
 def _uniform(data):
     """Return ``data`` with every list mixing integers and doubles made all doubles."""
     if isinstance(data, dict):
