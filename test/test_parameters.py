@@ -243,7 +243,8 @@ def test_natural_values_start_and_run_time_changes(key, rclpy_context):
         assert client.wait(process), f'{script} did not come up:\n{_stop(process)[1]}'
         if base:  # the value given at start-up is the node's
             request = GetParameters.Request(names=['urdf_path'])
-            assert client.call(client.get, request).values[0].string_value == base[1][10:]
+            given = base[1].split(':=')[1]
+            assert client.call(client.get, request).values[0].string_value == given
         for name, value, accepted in RUNTIME[key]:
             request = SetParameters.Request(
                 parameters=[Parameter(name, value=value).to_parameter_msg()])
