@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pytest
 
 pytest.importorskip('diagnostic_msgs')
-from denoc_ros.ros.diagnostics import dynamics_status, Statistics  # noqa: E402
+from denoc_ros.ros.diagnostics import dynamics_status, Statistics  # noqa: E402, I100
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 
 STATE = {'payload_links': '', 'reference_active': False, 'friction': 'off'}
