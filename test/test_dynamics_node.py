@@ -296,7 +296,7 @@ def test_services_answer_and_reject(make_node):
                                **TOL)
     r = h.call(srv.GetMassMatrix, 'get_mass_matrix',
                srv.GetMassMatrix.Request(positions=[0.0, 1.0]))
-    assert not r.success and '2 values' in r.message and 'panda_joint1' in r.message
+    assert not r.success and 'length 2' in r.message and 'panda_joint1' in r.message
     bad = q.copy()
     bad[3] = np.nan
     r = h.call(srv.GetMassMatrix, 'get_mass_matrix', srv.GetMassMatrix.Request(positions=bad))

@@ -51,15 +51,42 @@ import numpy as np
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from . import settings as parameters
+from ._main import init_ros
+from .settings import PER_JOINT, Spec
 from ..description import read_description
 from ..errors import DenocError, InputError
 from ..mujoco_arm import MujocoArm
 from ..signals import handle_interrupts, ignore_further_interrupts
+
+
+# all read at start-up
+PARAMETERS = parameters.table(*parameters.read_only(
+    *parameters.model_specs(urdf_path='panda'),
+    parameters.gravity_spec(),
+    Spec('timestep', 'double', 0.001, 'MuJoCo time step [s]', 0.0, 1.0, open_low=True),
+    Spec('publish_rate', 'double', 1000.0, 'joint states per simulated second [Hz]', 0.0, 1e6,
+         open_low=True),
+    Spec('initial_positions', 'doubles', [], 'initial joint positions; unset: zeros',
+         length=PER_JOINT, example=[0.0, -0.5]),
+    Spec('joints', 'strings', [], 'joint order of ~/commands; unset: model order',
+         example=['panda_joint1', 'panda_joint2']),
+    Spec('lockstep', 'bool', False, 'wait for the command each joint state causes'),
+    Spec('lockstep_timeout', 'double', 1.0, 'longest wait for a command in lockstep [s]', 0.0,
+         3600.0),
+    Spec('real_time', 'bool', True, 'step in real time (false: as fast as possible)'),
+    Spec('publish_clock', 'bool', True, 'publish /clock'),
+    Spec('duration', 'double', 0.0, 'simulated seconds to run; 0: until stopped', 0.0, 1e9),
+    Spec('log_file', 'string', '', '.npz file the trajectory is saved to; empty: none',
+         example='run.npz'),
+    Spec('keep_joint_dynamics', 'bool', False,
+         "keep the URDF's joint damping and friction in the simulation"),
+    Spec('wait_for_peers', 'double', 0.0, 'longest wait for the peers at start [s]; 0: none',
+         0.0, 3600.0)))
 
 
 class SimArm(Node):
@@ -67,23 +94,7 @@ class SimArm(Node):
 
     def __init__(self, **kwargs):
         super().__init__('sim_arm', **kwargs)
-        declare = self.declare_parameter
-        declare('robot_description', '')
-        declare('urdf_path', 'panda')
-        declare('gravity', [0.0, 0.0, -9.81])
-        declare('timestep', 0.001)
-        declare('publish_rate', 1000.0)
-        declare('initial_positions', Parameter.Type.DOUBLE_ARRAY)
-        declare('joints', Parameter.Type.STRING_ARRAY)
-        declare('lockstep', False)
-        declare('lockstep_timeout', 1.0)
-        declare('real_time', True)
-        declare('publish_clock', True)
-        declare('duration', 0.0)
-        declare('log_file', '')
-        declare('keep_joint_dynamics', False)
-        declare('wait_for_peers', 0.0)
-        get = self._value
+        get = parameters.declare(self, PARAMETERS).get
 
         xml = get('robot_description') or read_description(get('urdf_path'))
         self.arm = MujocoArm(xml, gravity=get('gravity'), timestep=get('timestep'),
@@ -95,10 +106,11 @@ class SimArm(Node):
             raise InputError(f'joints must name each of {", ".join(names)} once, got {order}')
         self._command_index = np.array([names.index(j) for j in order])
         q0 = get('initial_positions')
-        self.arm.set_state(np.zeros(self.arm.dof) if q0 is None or len(q0) == 0 else q0)
-        rate = float(get('publish_rate'))
-        if rate <= 0 or get('timestep') <= 0:
-            raise InputError('publish_rate and timestep must be positive')
+        if len(q0) not in (0, 1, self.arm.dof):
+            raise InputError(f'parameter initial_positions: has {len(q0)} values; give none, 1 '
+                             f'or {self.arm.dof} (one per joint)')
+        self.arm.set_state(np.zeros(self.arm.dof) + (q0 or 0.0))
+        rate = get('publish_rate')
         self.steps_per_state = max(1, int(round(1.0 / (rate * get('timestep')))))
         self.lockstep = bool(get('lockstep'))
         self.lockstep_timeout = float(get('lockstep_timeout'))
@@ -121,9 +133,6 @@ class SimArm(Node):
         self.get_logger().info(
             f'MuJoCo arm {", ".join(names)}; {rate:g} Hz joint states, timestep '
             f'{self.arm.model.opt.timestep:g} s' + (', lockstep' if self.lockstep else ''))
-
-    def _value(self, name):
-        return self.get_parameter_or(name, Parameter(name)).value
 
     def command_callback(self, msg):
         """Hold a new effort command (in ``joints`` order) until the next one."""
@@ -229,7 +238,11 @@ class SimArm(Node):
 def main(args=None):
     """Run the simulated arm until its duration ends or Ctrl-C."""
     handle_interrupts()
-    rclpy.init(args=args)
+    try:
+        init_ros(args)  # rclpy.init; parameters rcl refuses: one line
+    except DenocError as err:
+        print(f'sim_arm: {err}', file=sys.stderr)
+        return 1
     node = None
     try:
         executor = SingleThreadedExecutor()
