@@ -97,7 +97,7 @@ class Harness:
         msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
         self.joint_pub.publish(msg)
         assert self.spin_until(lambda: all(self.count(k) > before[k] for k in expect)), \
-            f'outputs after one joint state: { {k: self.count(k) for k in expect} }'
+            'outputs after one joint state: ' + str({k: self.count(k) for k in expect})
         return {k: self.received[k][-1] for k in expect}
 
     def call(self, srv_type, name, request):

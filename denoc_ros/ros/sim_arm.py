@@ -29,8 +29,9 @@ convention of the dynamics node's ``~/external_wrench`` estimate). It replaces a
 it and is held, following the link as it moves, until the next one; a zero wrench removes it.
 An unknown link or a non-finite value is refused with an error.
 
-``wait_for_peers`` (s, 0 = no wait) holds the start until joint_states has a subscriber and, in
-lockstep, ``~/commands`` a publisher. Stepping: in real time by default; with ``lockstep:=true``
+``wait_for_peers`` (s, 0 = no wait) holds the start until joint_states has
+``wait_for_subscribers`` subscribers (default 1) and, in lockstep, ``~/commands`` a publisher:
+no state is published and no step taken before every expected party is connected. Stepping: in real time by default; with ``lockstep:=true``
 the simulation waits after each published joint state for the command it causes (up to
 ``lockstep_timeout`` s, then it goes on with the held effort), which makes a closed loop over
 ROS topics deterministic whatever the speed of the controller: read, update, write, as
@@ -83,6 +84,7 @@ class SimArm(Node):
         declare('log_file', '')
         declare('keep_joint_dynamics', False)
         declare('wait_for_peers', 0.0)
+        declare('wait_for_subscribers', 1)
         get = self._value
 
         xml = get('robot_description') or read_description(get('urdf_path'))
@@ -106,6 +108,9 @@ class SimArm(Node):
         self.duration = float(get('duration'))
         self.log_file = get('log_file')
         self.wait_for_peers = float(get('wait_for_peers'))
+        self.wait_for_subscribers = int(get('wait_for_subscribers'))
+        if self.wait_for_subscribers < 1:
+            raise InputError('wait_for_subscribers must be at least 1')
         self.commands_received = 0
         self.log = {'t': [], 'q': [], 'qd': [], 'effort': [], 'external_wrench': [],
                     'external_link': [], 'external_torques': []}
@@ -193,11 +198,14 @@ class SimArm(Node):
         """Wait up to ``wait_for_peers`` s for the peers, so no state is lost to discovery."""
         deadline = time.monotonic() + self.wait_for_peers
         while time.monotonic() < deadline and rclpy.ok(context=self.context):
-            if self._state_pub.get_subscription_count() > 0 and (
+            if self._state_pub.get_subscription_count() >= self.wait_for_subscribers and (
                     not self.lockstep or self._command_sub.get_publisher_count() > 0):
                 return
             executor.spin_once(timeout_sec=0.01)
-        self.get_logger().warning(f'no peers after {self.wait_for_peers:g} s; starting anyway')
+        self.get_logger().warning(
+            f'peers missing after {self.wait_for_peers:g} s '
+            f'({self._state_pub.get_subscription_count()} of {self.wait_for_subscribers} '
+            f'joint_states subscribers); starting anyway')
 
     def run(self, executor):
         """Step, publish and (in lockstep) wait for commands until the duration or shutdown."""
