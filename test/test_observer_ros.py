@@ -99,7 +99,7 @@ def test_push_detected_and_estimated(processes, tmp_path, rclpy_context):  # noq
         end = time.monotonic() + 30
         while any(o.get_publisher_count() == 0 for o in outputs) and time.monotonic() < end:
             executor.spin_once(timeout_sec=0.05)
-        assert all(o.get_publisher_count() for o in outputs), 'the node\'s outputs never matched'
+        assert all(o.get_publisher_count() for o in outputs), "the node's outputs never matched"
         log_file = tmp_path / 'sim.npz'
         sim = processes.start(
             'sim_arm', '-p', f'urdf_path:={ROBOT}', '-p', f'initial_positions:={ros_list(Q0)}',

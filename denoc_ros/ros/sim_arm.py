@@ -31,11 +31,11 @@ An unknown link or a non-finite value is refused with an error.
 
 ``wait_for_peers`` (s, 0 = no wait) holds the start until joint_states has
 ``wait_for_subscribers`` subscribers (default 1) and, in lockstep, ``~/commands`` a publisher:
-no state is published and no step taken before every expected party is connected. Stepping: in real time by default; with ``lockstep:=true``
-the simulation waits after each published joint state for the command it causes (up to
-``lockstep_timeout`` s, then it goes on with the held effort), which makes a closed loop over
-ROS topics deterministic whatever the speed of the controller: read, update, write, as
-ros2_control's loop does.
+no state is published and no step taken before every expected party is connected. Stepping: in
+real time by default; with ``lockstep:=true`` the simulation waits after each published joint
+state for the command it causes (up to ``lockstep_timeout`` s, then it goes on with the held
+effort), which makes a closed loop over ROS topics deterministic whatever the speed of the
+controller: read, update, write, as ros2_control's loop does.
 
 With ``log_file`` set, the simulated trajectory (t, q, qd, effort at every published state) is
 saved as a NumPy ``.npz`` file when the node stops (``duration`` s of simulated time, or Ctrl-C),
