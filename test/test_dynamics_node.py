@@ -86,7 +86,8 @@ class Harness:
 
     def connect(self):
         """Wait until the probe and the node see each other on every topic."""
-        assert self.spin_until(lambda: self.joint_pub.get_subscription_count() > 0 and all(
+        assert self.spin_until(lambda: self.joint_pub.get_subscription_count() > 0
+                               and self.reference_pub.get_subscription_count() > 0 and all(
             s.get_publisher_count() > 0 for s in self.subs[:6])), 'node never connected'
 
     def send(self, names, q, qd=(), effort=(), stamp=(7, 42), expect=TERMS):
