@@ -29,12 +29,13 @@ convention of the dynamics node's ``~/external_wrench`` estimate). It replaces a
 it and is held, following the link as it moves, until the next one; a zero wrench removes it.
 An unknown link or a non-finite value is refused with an error.
 
-``wait_for_peers`` (s, 0 = no wait) holds the start until joint_states has a subscriber and, in
-lockstep, ``~/commands`` a publisher. Stepping: in real time by default; with ``lockstep:=true``
-the simulation waits after each published joint state for the command it causes (up to
-``lockstep_timeout`` s, then it goes on with the held effort), which makes a closed loop over
-ROS topics deterministic whatever the speed of the controller: read, update, write, as
-ros2_control's loop does.
+``wait_for_peers`` (s, 0 = no wait) holds the start until joint_states has
+``wait_for_subscribers`` subscribers (default 1) and, in lockstep, ``~/commands`` a publisher:
+no state is published and no step taken before every expected party is connected. Stepping: in
+real time by default; with ``lockstep:=true`` the simulation waits after each published joint
+state for the command it causes (up to ``lockstep_timeout`` s, then it goes on with the held
+effort), which makes a closed loop over ROS topics deterministic whatever the speed of the
+controller: read, update, write, as ros2_control's loop does.
 
 With ``log_file`` set, the simulated trajectory (t, q, qd, effort at every published state) is
 saved as a NumPy ``.npz`` file when the node stops (``duration`` s of simulated time, or Ctrl-C),
@@ -86,7 +87,9 @@ PARAMETERS = parameters.table(*parameters.read_only(
     Spec('keep_joint_dynamics', 'bool', False,
          "keep the URDF's joint damping and friction in the simulation"),
     Spec('wait_for_peers', 'double', 0.0, 'longest wait for the peers at start [s]; 0: none',
-         0.0, 3600.0)))
+         0.0, 3600.0),
+    Spec('wait_for_subscribers', 'integer', 1,
+         'joint_states subscribers to wait for before the first step', 1, 1000)))
 
 
 class SimArm(Node):
@@ -118,6 +121,7 @@ class SimArm(Node):
         self.duration = float(get('duration'))
         self.log_file = get('log_file')
         self.wait_for_peers = float(get('wait_for_peers'))
+        self.wait_for_subscribers = int(get('wait_for_subscribers'))
         self.commands_received = 0
         self.log = {'t': [], 'q': [], 'qd': [], 'effort': [], 'external_wrench': [],
                     'external_link': [], 'external_torques': []}
@@ -202,11 +206,14 @@ class SimArm(Node):
         """Wait up to ``wait_for_peers`` s for the peers, so no state is lost to discovery."""
         deadline = time.monotonic() + self.wait_for_peers
         while time.monotonic() < deadline and rclpy.ok(context=self.context):
-            if self._state_pub.get_subscription_count() > 0 and (
+            if self._state_pub.get_subscription_count() >= self.wait_for_subscribers and (
                     not self.lockstep or self._command_sub.get_publisher_count() > 0):
                 return
             executor.spin_once(timeout_sec=0.01)
-        self.get_logger().warning(f'no peers after {self.wait_for_peers:g} s; starting anyway')
+        self.get_logger().warning(
+            f'peers missing after {self.wait_for_peers:g} s '
+            f'({self._state_pub.get_subscription_count()} of {self.wait_for_subscribers} '
+            f'joint_states subscribers); starting anyway')
 
     def run(self, executor):
         """Step, publish and (in lockstep) wait for commands until the duration or shutdown."""
