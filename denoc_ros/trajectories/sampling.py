@@ -78,6 +78,40 @@ class TrajectorySampler:
         a0, a1 = self.accelerations[k] * h * h, self.accelerations[k + 1] * h * h
         return self._quintic(s, h, p0, p1, v0, v1, a0, a1)
 
+    def sample_many(self, times):
+        """
+        Return ``(q, qd, qdd)``, each ``(m, n)``, at the times ``times`` (m,), in one pass.
+
+        The same polynomials as :meth:`sample`, evaluated for all times at once (a dense check
+        of a trajectory samples it thousands of times).
+        """
+        times = np.asarray(times, dtype=float).reshape(-1)
+        T, P = self.times, self.positions
+        m, n = times.size, P.shape[1]
+        q, qd, qdd = np.empty((m, n)), np.zeros((m, n)), np.zeros((m, n))
+        before, after = times < T[0], times >= T[-1]
+        q[before], q[after] = P[0], P[-1]
+        inside = ~(before | after)
+        t = times[inside]
+        if t.size == 0:
+            return q, qd, qdd
+        k = np.searchsorted(T, t, side='right') - 1
+        h = (T[k + 1] - T[k])[:, None]
+        s = (t[:, None] - T[k][:, None]) / h
+        p0, p1 = P[k], P[k + 1]
+        if self.velocities is None:
+            q[inside], qd[inside] = p0 + s * (p1 - p0), (p1 - p0) / h
+            return q, qd, qdd
+        v0, v1 = self.velocities[k] * h, self.velocities[k + 1] * h
+        if self.accelerations is None:
+            out = self._cubic(s, h, p0, p1, v0, v1)
+        else:
+            h2 = h * h
+            out = self._quintic(s, h, p0, p1, v0, v1, self.accelerations[k] * h2,
+                                self.accelerations[k + 1] * h2)
+        q[inside], qd[inside], qdd[inside] = out
+        return q, qd, qdd
+
     @staticmethod
     def _cubic(s, h, p0, p1, v0, v1):
         """Cubic Hermite on s in [0, 1] with end slopes v0, v1 (already scaled by h)."""

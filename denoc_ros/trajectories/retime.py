@@ -1,0 +1,444 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Time-optimal retiming of a joint path under velocity, acceleration and effort limits.
+
+Method: TOPP-RA, time-optimal path parameterization by reachability analysis (H. Pham and
+Q.-C. Pham, "A New Approach to Time-Optimal Path Parameterization Based on Reachability
+Analysis", IEEE Trans. Robotics 34(3):645-659, 2018). The path ``q(s)`` is the natural cubic
+spline through the waypoints (:mod:`.path`); along it ``qd = q' sd`` and
+``qdd = q' sdd + q'' sd^2``, so with ``x = sd^2`` and ``u = sdd`` (constant on each grid
+interval, ``x_{i+1} = x_i + 2 u_i (s_{i+1} - s_i)``) the constraints at grid point ``s_i`` are
+linear in ``(u, x)`` (Pham & Pham Eq. 3-5)::
+
+    tau = a(s) u + b(s) x + c(s),   a = M q',  b = M q'' + C(q, q') q',  c = g(q),
+    |q'_j u + q''_j x| <= qdd_max_j,   x q'_j^2 <= qd_max_j^2.
+
+``a``, ``b``, ``c`` come from one batch inverse dynamics call over the grid:
+``c = ID(q, 0, 0)``, ``a = ID(q, 0, q') - c``, ``b = ID(q, q', q'') - c``.
+
+Friction (:mod:`denoc_ros.friction`, Craig's ``v qd + c sgn(qd)``). Coulomb: for ``sd > 0``
+the term is ``c tanh(q'_j sd / v_s)``, between 0 and ``c sgn(q'_j)``; both ends are taken,
+which shifts ``c(s)`` (conservatively inside the tanh's smoothing band). Viscous:
+``v q'_j sd = v q'_j sqrt(x)`` is not linear in ``x`` (why toppra leaves it out). ``sqrt`` is
+concave, so each stage's constraint is replaced by a linear one that implies it: where the term
+raises the bound, by the tangent ``sqrt(x) <= sqrt(xb)/2 + x / (2 sqrt(xb))`` (valid for every
+``x``), where it lowers it, by the chord ``sqrt(x) >= x / sqrt(X)`` on ``0 <= x <= X`` (with
+``x <= X`` added). Every linearized problem is thus feasible for the true one; the tangent
+points ``xb`` are moved to the last solution and the problem solved again
+(``VISCOUS_ITERATIONS``), which increases the profile monotonically towards the optimum.
+
+Each stage's feasible set is 2-D; the controllable sets ``K_i = [min x, max x]`` (backward
+pass) are found exactly by eliminating ``u`` (Fourier-Motzkin: every pair of rows bounding ``u``
+from opposite sides gives one bound on ``x``), the forward pass takes the greatest ``u`` that
+keeps ``x_{i+1}`` in ``K_{i+1}`` (Pham & Pham, Alg. 1). The motion starts and ends at rest
+(``x_0 = x_N = 0``).
+
+The gaps between grid points. TOPP-RA enforces the constraints at the grid points only, and a
+controller interpolates the output points (quintic Hermite polynomials through positions,
+velocities and accelerations, not in step with the grid), which overshoots where the optimal
+``sdd`` switches. So the output is checked densely (:func:`.check.check_trajectory`'s sampling
+of the output points as the joint_trajectory_controller samples them, every ``check_period`` s,
+efforts with friction): wherever a ratio to a limit exceeds 1, that joint's limit is lowered on
+the grid points of the output intervals around it to ``TARGET`` / ratio of its value, and the
+problem solved again (up to ``LOCAL_ROUNDS`` rounds; then every limit shrinks by
+``GLOBAL_SHRINK`` a round until the check passes). The returned trajectory is one that passed
+the dense check.
+"""
+
+from dataclasses import dataclass
+from typing import Tuple
+
+import numpy as np
+
+from .check import (_fixed_base, efforts_of, friction_law, joint_limits, ratios,
+                    TrajectoryCheck)
+from .path import SplinePath
+from .sampling import TrajectorySampler
+from ..dynamics import inverse_dynamics
+from ..dynamics._compile import jit
+from ..errors import DenocError, InputError
+
+DEFAULT_SAMPLE_PERIOD = 0.01
+"""Default spacing of the output points [s]."""
+
+INTERNAL_CHECK_PERIOD = 5e-4
+"""Sampling period of the dense check of the output [s]: half a 1 kHz controller's period."""
+
+GRID_INTERVALS = 1000
+"""Default number of grid intervals along the path (at least ``MIN_PER_SEGMENT`` per segment)."""
+
+MIN_PER_SEGMENT = 4
+VISCOUS_ITERATIONS = 3
+LOCAL_ROUNDS = 10
+MAX_ROUNDS = 30
+TARGET = 0.998
+GLOBAL_SHRINK = 0.98
+REFERENCE_WINDOW = 2
+REFERENCE_MARGIN = 0.002
+TRIVIAL = 1e300  # right-hand side of a row that bounds nothing (a limit of inf)
+
+
+@dataclass(frozen=True)
+class RetimedTrajectory:
+    """The result of :func:`retime`: output points (model joint order) and what was checked."""
+
+    joint_names: Tuple[str, ...]
+    t: np.ndarray            # (M,) [s], from 0, spaced at most sample_period
+    q: np.ndarray            # (M, n)
+    qd: np.ndarray           # (M, n), zero at both ends
+    qdd: np.ndarray          # (M, n)
+    effort: np.ndarray       # (M, n) predicted effort (inverse dynamics + friction if asked)
+    duration: float          # [s]
+    max_effort_ratio: float  # worst |effort| / limit of the dense check of the output
+    check: TrajectoryCheck   # the dense check of the output
+    rounds: int              # solves until the dense check passed
+    grid: np.ndarray         # (N + 1,) path coordinates of the grid
+    sd: np.ndarray           # (N + 1,) path speed at the grid points
+
+
+@jit
+def _eliminate(a, b, h, i, lo_next, hi_next, two_delta, tol):
+    """Return the ``x`` interval of stage ``i``'s rows with ``x + 2 delta u`` in [lo, hi]."""
+    R = a.shape[1]
+    xlo, xhi = 0.0, np.inf
+    # Rows 0..R-1 are the stage's, R and R+1 the reachability ones.
+    for k in range(R + 2):
+        if k < R:
+            ak, bk, hk = a[i, k], b[i, k], h[i, k]
+        elif k == R:
+            ak, bk, hk = two_delta, 1.0, hi_next
+        else:
+            ak, bk, hk = -two_delta, -1.0, -lo_next
+        if ak == 0.0:
+            if bk > 0.0:
+                xhi = min(xhi, hk / bk)
+            elif bk < 0.0:
+                xlo = max(xlo, hk / bk)
+            elif hk < -tol:
+                return 1.0, 0.0
+            continue
+        if ak < 0.0:
+            continue
+        for m in range(R + 2):
+            if m < R:
+                am, bm, hm = a[i, m], b[i, m], h[i, m]
+            elif m == R:
+                am, bm, hm = two_delta, 1.0, hi_next
+            else:
+                am, bm, hm = -two_delta, -1.0, -lo_next
+            if am >= 0.0:
+                continue
+            # (-am) * row_k + ak * row_m eliminates u: c x <= d.
+            c = -am * bk + ak * bm
+            d = -am * hk + ak * hm
+            if c > 0.0:
+                xhi = min(xhi, d / c)
+            elif c < 0.0:
+                xlo = max(xlo, d / c)
+            elif d < -tol * (abs(am * hk) + abs(ak * hm)):
+                return 1.0, 0.0
+    return xlo, xhi
+
+
+@jit
+def _controllable_sets(a, b, h, xmax, s, lo, hi):
+    """Backward pass (Pham & Pham Alg. 1): ``K_i = [lo_i, hi_i]``; return the failed stage or -1."""
+    N = s.shape[0] - 1
+    tol = 1e-9
+    # The last stage: at rest, if rest is feasible there.
+    xl, xh = _eliminate(a, b, h, N, -TRIVIAL, TRIVIAL, 0.0, tol)
+    if xl > tol * (1.0 + abs(xh)):
+        return N
+    lo[N], hi[N] = 0.0, 0.0
+    for i in range(N - 1, -1, -1):
+        xl, xh = _eliminate(a, b, h, i, lo[i + 1], hi[i + 1], 2.0 * (s[i + 1] - s[i]), tol)
+        xh = min(xh, xmax[i])
+        if xl > xh + tol * (1.0 + abs(xh)):
+            return i
+        lo[i] = max(xl, 0.0)
+        hi[i] = max(xh, lo[i])
+    return -1
+
+
+@jit
+def _forward(a, b, h, s, lo, hi, ref, x, u):
+    """Forward pass: from rest, the greatest ``u_i`` keeping ``x_{i+1}`` in ``K_{i+1}``, <= ref."""
+    N = s.shape[0] - 1
+    R = a.shape[1]
+    x[0] = 0.0
+    for i in range(N):
+        two_delta = 2.0 * (s[i + 1] - s[i])
+        xi = x[i]
+        ub = (min(hi[i + 1], max(ref[i + 1], lo[i + 1])) - xi) / two_delta
+        lb = (lo[i + 1] - xi) / two_delta
+        for k in range(R):
+            ak = a[i, k]
+            if ak > 0.0:
+                ub = min(ub, (h[i, k] - b[i, k] * xi) / ak)
+            elif ak < 0.0:
+                lb = max(lb, (h[i, k] - b[i, k] * xi) / ak)
+        ui = max(ub, lb)  # ub < lb only by rounding: stay inside K_{i+1}
+        xn = xi + two_delta * ui
+        xn = min(max(xn, lo[i + 1]), hi[i + 1])
+        u[i] = (xn - xi) / two_delta
+        x[i + 1] = xn
+    x[N] = 0.0
+    u[N - 1] = -x[N - 1] / (2.0 * (s[N] - s[N - 1]))
+
+
+class _Problem:
+    """The path, its grid, the dynamics coefficients along it and the limits, for the passes."""
+
+    def __init__(self, model, waypoints, velocity_limits, acceleration_limits, effort_limits,
+                 friction, grid_intervals):
+        self.model = model
+        n = model.dof
+        waypoints = np.asarray(waypoints, dtype=float)
+        if waypoints.ndim != 2 or waypoints.shape[1] != n:
+            raise InputError(f'waypoints have shape {waypoints.shape}: expected (W, {n}), one '
+                             f'column per joint ({", ".join(model.joint_names)})')
+        self.path = SplinePath(waypoints, model.joint_names)
+        self.velocity = joint_limits(model, 'velocity_limits', velocity_limits,
+                                     model.velocity_limit)
+        self.acceleration = joint_limits(model, 'acceleration_limits', acceleration_limits,
+                                         np.full(n, np.inf))
+        self.effort = joint_limits(model, 'effort_limits', effort_limits, model.effort_limit)
+        self.law = friction_law(model, friction)
+        self.s = self._grid(grid_intervals)
+        q, dq, ddq = self.path.evaluate(self.s)
+        self.q, self.dq, self.ddq = q, dq, ddq
+        m = q.shape[0]
+        zeros = np.zeros_like(q)
+        tau = inverse_dynamics(model, np.concatenate((q, q, q)),
+                               np.concatenate((zeros, zeros, dq)),
+                               np.concatenate((zeros, dq, ddq)))
+        self.c = tau[:m]
+        self.a = tau[m:2 * m] - self.c
+        self.b = tau[2 * m:] - self.c
+        if self.law is not None:
+            cf = self.law.coulomb
+            self.f_hi = np.where(dq > 0.0, cf, 0.0)
+            self.f_lo = np.where(dq < 0.0, -cf, 0.0)
+            self.viscous = self.law.viscous * dq
+        else:
+            self.f_hi = self.f_lo = self.viscous = np.zeros_like(q)
+        self._check_rest()
+
+    def _grid(self, intervals):
+        knots = self.path.knots
+        if intervals is None:
+            intervals = GRID_INTERVALS
+        if int(intervals) < 1:
+            raise InputError(f'grid_intervals is {intervals}: it must be positive')
+        per = np.maximum(np.ceil(np.diff(knots) / knots[-1] * int(intervals)), MIN_PER_SEGMENT)
+        parts = [np.linspace(knots[k], knots[k + 1], int(p) + 1)[:-1]
+                 for k, p in enumerate(per)]
+        return np.concatenate(parts + [knots[-1:]])
+
+    def where(self, i):
+        """Return where grid point ``i`` lies, in words (waypoint, or between two)."""
+        s = self.s[i]
+        knots = self.path.knots
+        k = int(np.argmin(np.abs(knots - s)))
+        if abs(knots[k] - s) <= 1e-12 * (1.0 + knots[-1]):
+            return f'waypoint {k}'
+        k = int(np.searchsorted(knots, s)) - 1
+        return f'between waypoints {k} and {k + 1}'
+
+    def _check_rest(self):
+        """Refuse a path on which gravity (and Coulomb friction) alone exceeds a limit."""
+        need = np.maximum(np.abs(self.c + self.f_hi), np.abs(self.c + self.f_lo))
+        ratio = need / self.effort
+        i, j = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+        if ratio[i, j] > 1.0:
+            what = 'gravity and friction' if self.law is not None else 'gravity'
+            raise InputError(
+                f'{self.where(i)}: {what} alone need {need[i, j]:.4g} at joint '
+                f'{self.model.joint_names[j]!r}, above its effort limit {self.effort[j]:.4g}')
+
+    def rows(self, scale_tau, scale_acc, scale_vel, xbar=None, xcap=None):
+        """Return the rows ``a u + b x <= h`` (N+1, 4n) and ``x``'s upper bounds (N+1,)."""
+        L = self.effort * scale_tau
+        A = self.acceleration * scale_acc
+        V = self.velocity * scale_vel
+        a = np.concatenate((self.a, -self.a, self.dq, -self.dq), axis=1)
+        b = np.concatenate((self.b, -self.b, self.ddq, -self.ddq), axis=1)
+        h = np.concatenate((L - self.c - self.f_hi, L + self.c + self.f_lo, A, A), axis=1)
+        if xbar is not None and np.any(self.viscous):
+            n = self.dq.shape[1]
+            root = np.sqrt(xbar)[:, None]
+            chord = 1.0 / np.sqrt(xcap)[:, None]
+            for side, sign in ((slice(0, n), 1.0), (slice(n, 2 * n), -1.0)):
+                E = sign * self.viscous
+                tangent = E >= 0.0
+                b[:, side] += np.where(tangent, E / (2.0 * root), E * chord)
+                h[:, side] -= np.where(tangent, 0.5 * E * root, 0.0)
+        infinite = ~np.isfinite(h)
+        a[infinite], b[infinite], h[infinite] = 0.0, 0.0, 1.0
+        with np.errstate(divide='ignore'):
+            xv = np.where(np.abs(self.dq) > 0.0, (V / np.abs(self.dq)) ** 2, np.inf)
+        xmax = xv.min(axis=1)
+        if xcap is not None:
+            xmax = np.minimum(xmax, xcap)
+        # First-order interpolation (Pham & Pham Sec. VI-A): stage i also meets the rows of
+        # s_{i+1} at x_{i+1} = x + 2 delta u, so u is bounded by both ends of its interval.
+        two_delta = np.append(2.0 * np.diff(self.s), 0.0)[:, None]
+        a2, b2, h2 = np.vstack((a[1:], a[-1:])), np.vstack((b[1:], b[-1:])), np.vstack((h[1:],
+                                                                                      h[-1:]))
+        a = np.hstack((a, a2 + two_delta * b2))
+        b, h = np.hstack((b, b2)), np.hstack((h, h2))
+        return a, b, h, xmax
+
+    def solve(self, scale_tau, scale_acc, scale_vel):
+        """Return the grid profile ``x`` (N+1,), ``u`` (N,) of TOPP-RA under the scaled limits."""
+        x, u, hi = self._pass(self.rows(scale_tau, scale_acc, scale_vel))
+        if np.any(self.viscous):
+            xcap = hi * (1.0 + 1e-9) + 1e-12
+            for _ in range(VISCOUS_ITERATIONS):
+                xbar = np.maximum(x, 1e-9 * max(float(x.max()), 1e-12))
+                x, u, _ = self._pass(self.rows(scale_tau, scale_acc, scale_vel, xbar, xcap))
+        return x, u
+
+    def _pass(self, rows):
+        a, b, h, xmax = rows
+        N = self.s.size - 1
+        lo, hi = np.zeros(N + 1), np.zeros(N + 1)
+        failed = _controllable_sets(a, b, h, xmax, self.s, lo, hi)
+        if failed >= 0:
+            self._infeasible(failed)
+        x, u = np.zeros(N + 1), np.zeros(N)
+        _forward(a, b, h, self.s, lo, hi, _reference(hi), x, u)
+        return x, u, hi
+
+    def _infeasible(self, i):
+        """Raise naming the grid point and the joint nearest its effort limit at rest there."""
+        need = np.maximum(np.abs(self.c[i] + self.f_hi[i]), np.abs(self.c[i] + self.f_lo[i]))
+        j = int(np.argmax(need / self.effort))
+        raise InputError(
+            f'{self.where(i)}: no motion along the path satisfies the limits (joint '
+            f'{self.model.joint_names[j]!r} needs {need[j]:.4g} of its effort limit '
+            f'{self.effort[j]:.4g} at rest there; the path may be too curved for its '
+            'velocity or acceleration limits)')
+
+
+def _reference(hi):
+    """
+    Return the profile the forward pass stays under: ``K``'s upper bounds, smoothed from below.
+
+    Riding the boundary of the controllable sets exactly, as the greedy pass does, makes ``u``
+    chatter where a joint's ``a(s)`` crosses zero (a dynamic singularity: the boundary has a
+    one-point dip there that the pass can only meet with ``u`` of either extreme sign). The
+    pass stays under the lowest bound of the ``2 REFERENCE_WINDOW + 1`` neighbouring points
+    (times ``1 - REFERENCE_MARGIN``) instead, where every ``u`` that keeps ``x`` in the
+    controllable sets is still feasible, so the result remains feasible (Pham & Pham, Thm. 1).
+    """
+    w = REFERENCE_WINDOW
+    padded = np.concatenate((np.full(w, np.inf), hi, np.full(w, np.inf)))
+    padded[w], padded[-w - 1] = np.inf, np.inf  # the ends are at rest, not dips
+    low = np.min(np.lib.stride_tricks.sliding_window_view(padded, 2 * w + 1), axis=1)
+    return low * (1.0 - REFERENCE_MARGIN)
+
+
+def _times(s, x):
+    """Return the grid times: ``t_{i+1} = t_i + 2 ds / (sqrt(x_i) + sqrt(x_{i+1}))``."""
+    root = np.sqrt(x)
+    dt = 2.0 * np.diff(s) / (root[:-1] + root[1:])
+    return np.concatenate(([0.0], np.cumsum(dt)))
+
+
+def _sample(problem, x, u, tg, T):
+    """Return ``s, sd, sdd`` of the profile at times ``T`` (constant ``u`` per grid interval)."""
+    i = np.clip(np.searchsorted(tg, T, side='right') - 1, 0, u.size - 1)
+    tau = T - tg[i]
+    root = np.sqrt(x[i])
+    sd = np.maximum(root + u[i] * tau, 0.0)
+    s = np.minimum(problem.s[i] + root * tau + 0.5 * u[i] * tau * tau, problem.s[-1])
+    return s, sd, u[i]
+
+
+def retime(model, waypoints, velocity_limits=None, acceleration_limits=None, effort_limits=None,
+           friction=False, sample_period=DEFAULT_SAMPLE_PERIOD, grid_intervals=None,
+           check_period=INTERNAL_CHECK_PERIOD):
+    """
+    Return the time-optimal :class:`RetimedTrajectory` through ``waypoints`` (W, n), from rest to rest.
+
+    Path: the natural cubic spline through the waypoints (:mod:`.path`). Limits: velocity
+    (default the URDF's ``<limit velocity>``), acceleration (default none) and effort (default
+    ``<limit effort>``), each a scalar or one per joint; ``friction`` True adds the model's URDF
+    friction (or pass a :class:`~denoc_ros.friction.JointFriction`). TOPP-RA (Pham & Pham 2018)
+    on ``grid_intervals`` intervals, output points every at most ``sample_period`` s, checked
+    densely as a controller samples them (module docstring).
+    """
+    _fixed_base(model)
+    if not (np.isfinite(sample_period) and sample_period > 0.0):
+        raise InputError(f'sample_period is {sample_period}: it must be positive')
+    problem = _Problem(model, waypoints, velocity_limits, acceleration_limits, effort_limits,
+                       friction, grid_intervals)
+    N1, n = problem.q.shape
+    scales = [np.ones((N1, n)) for _ in range(3)]  # effort, acceleration, velocity
+    limits = (problem.effort, problem.acceleration, problem.velocity)
+    for rounds in range(1, MAX_ROUNDS + 1):
+        x, u = problem.solve(*scales)
+        tg = _times(problem.s, x)
+        duration = float(tg[-1])
+        M = int(np.ceil(duration / sample_period - 1e-9)) + 1
+        T = np.linspace(0.0, duration, max(M, 2))
+        s, sd, sdd = _sample(problem, x, u, tg, T)
+        q, dq, ddq = problem.path.evaluate(s)
+        qd = dq * sd[:, None]
+        qdd = dq * sdd[:, None] + ddq * (sd * sd)[:, None]
+        qd[0] = qd[-1] = 0.0
+        q[-1] = problem.path.waypoints[-1]
+        sampler = TrajectorySampler(T, q, qd, qdd)
+        dense = np.arange(0.0, duration, check_period)
+        Q, QD, QDD = sampler.sample_many(dense)
+        tau = efforts_of(model, Q, QD, QDD, problem.law)
+        over = [ratios(v, lim) for v, lim in zip((tau, QDD, QD), limits)]
+        worst = max(float(r.max()) for r in over)
+        if worst <= 1.0:
+            break
+        if rounds >= MAX_ROUNDS:
+            raise DenocError(f'retime: the dense check still finds {worst:.4f} of a limit after '
+                             f'{rounds} rounds')
+        if rounds > LOCAL_ROUNDS:
+            for scale in scales:
+                scale *= GLOBAL_SHRINK
+            continue
+        # Lower each violated limit around the output intervals where it is exceeded.
+        interval = np.clip(np.searchsorted(T, dense, side='right') - 1, 0, T.size - 2)
+        for scale, r in zip(scales, over):
+            bad_k, bad_j = np.nonzero(r > 1.0)
+            for j in np.unique(bad_j):
+                ks = np.unique(interval[bad_k[bad_j == j]])
+                for k in ks:
+                    lo_t, hi_t = T[max(k - 1, 0)], T[min(k + 2, T.size - 1)]
+                    in_k = (interval == k)
+                    peak = r[in_k, j].max()
+                    grid = (tg >= lo_t) & (tg <= hi_t)
+                    scale[grid, j] *= min(1.0, TARGET / peak)
+    effort = efforts_of(model, q, qd, qdd, problem.law)
+    effort_ratio = ratios(tau, problem.effort)
+    velocity_ratio = ratios(QD, problem.velocity)
+    wi, wj = np.unravel_index(int(np.argmax(effort_ratio)), effort_ratio.shape)
+    check = TrajectoryCheck(
+        joint_names=tuple(model.joint_names), max_effort_ratio=effort_ratio.max(axis=0),
+        max_velocity_ratio=velocity_ratio.max(axis=0), worst_time=float(dense[wi]),
+        worst_joint=model.joint_names[wj], efforts=effort, feasible=True,
+        samples=int(dense.size))
+    return RetimedTrajectory(
+        joint_names=tuple(model.joint_names), t=T, q=q, qd=qd, qdd=qdd, effort=effort,
+        duration=duration, max_effort_ratio=float(effort_ratio.max()), check=check,
+        rounds=rounds, grid=problem.s.copy(), sd=np.sqrt(x))
