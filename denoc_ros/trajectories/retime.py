@@ -30,15 +30,15 @@ linear in ``(u, x)`` (Pham & Pham Eq. 3-5)::
 ``c = ID(q, 0, 0)``, ``a = ID(q, 0, q') - c``, ``b = ID(q, q', q'') - c``.
 
 Friction (:mod:`denoc_ros.friction`, Craig's ``v qd + c sgn(qd)``). Coulomb: for ``sd > 0``
-the term is ``c tanh(q'_j sd / v_s)``, between 0 and ``c sgn(q'_j)``; both ends are taken,
-which shifts ``c(s)`` (conservatively inside the tanh's smoothing band). Viscous:
-``v q'_j sd = v q'_j sqrt(x)`` is not linear in ``x`` (why toppra leaves it out). ``sqrt`` is
-concave, so each stage's constraint is replaced by a linear one that implies it: where the term
-raises the bound, by the tangent ``sqrt(x) <= sqrt(xb)/2 + x / (2 sqrt(xb))`` (valid for every
-``x``), where it lowers it, by the chord ``sqrt(x) >= x / sqrt(X)`` on ``0 <= x <= X`` (with
-``x <= X`` added). Every linearized problem is thus feasible for the true one; the tangent
-points ``xb`` are moved to the last solution and the problem solved again
-(``VISCOUS_ITERATIONS``), which increases the profile monotonically towards the optimum.
+the term is ``c sgn(q'_j)`` (``c tanh(q'_j sd / v_s)`` with the default smoothing, the same
+once ``|qd| > 20 v_s``), a shift of ``c(s)``; the dense check covers the smoothing band.
+Viscous: ``v q'_j sd = v q'_j sqrt(x)`` is not linear in ``x`` (why toppra leaves it out).
+It is bounded with a speed profile ``sd_prev``: ``|v q'_j| sd_prev`` subtracted from the limit
+on the side the friction loads, nothing credited on the side it helps. The bound holds for
+every profile under ``sd_prev``; the passes iterate ``sd_prev`` from the frictionless optimum
+towards the fixed point (``VISCOUS_ITERATIONS``, averaged, shrunk by ``VISCOUS_SHRINK`` when
+the bound leaves no margin), and the last pass also caps ``x <= sd_prev^2``, which makes it a
+feasible (conservative) solution of the problem with friction.
 
 Each stage's feasible set is 2-D; the controllable sets ``K_i = [min x, max x]`` (backward
 pass) are found exactly by eliminating ``u`` (Fourier-Motzkin: every pair of rows bounding ``u``
@@ -77,17 +77,19 @@ DEFAULT_SAMPLE_PERIOD = 0.01
 INTERNAL_CHECK_PERIOD = 5e-4
 """Sampling period of the dense check of the output [s]: half a 1 kHz controller's period."""
 
-GRID_INTERVALS = 1000
+GRID_INTERVALS = 2000
 """Default number of grid intervals along the path (at least ``MIN_PER_SEGMENT`` per segment)."""
 
 MIN_PER_SEGMENT = 4
-VISCOUS_ITERATIONS = 3
+VISCOUS_ITERATIONS = 4
+VISCOUS_SHRINK = 0.8
 LOCAL_ROUNDS = 10
 MAX_ROUNDS = 30
-TARGET = 0.998
+TARGET = 0.999
+SPAN = 2  # output intervals either side of a violation whose grid points are tightened
 GLOBAL_SHRINK = 0.98
 REFERENCE_WINDOW = 2
-REFERENCE_MARGIN = 0.002
+REFERENCE_MARGIN = 0.0
 TRIVIAL = 1e300  # right-hand side of a row that bounds nothing (a limit of inf)
 
 
@@ -230,8 +232,7 @@ class _Problem:
         self.b = tau[2 * m:] - self.c
         if self.law is not None:
             cf = self.law.coulomb
-            self.f_hi = np.where(dq > 0.0, cf, 0.0)
-            self.f_lo = np.where(dq < 0.0, -cf, 0.0)
+            self.f_hi = self.f_lo = cf * np.sign(dq)
             self.viscous = self.law.viscous * dq
         else:
             self.f_hi = self.f_lo = self.viscous = np.zeros_like(q)
@@ -269,30 +270,30 @@ class _Problem:
                 f'{self.where(i)}: {what} alone need {need[i, j]:.4g} at joint '
                 f'{self.model.joint_names[j]!r}, above its effort limit {self.effort[j]:.4g}')
 
-    def rows(self, scale_tau, scale_acc, scale_vel, xbar=None, xcap=None):
-        """Return the rows ``a u + b x <= h`` (N+1, 4n) and ``x``'s upper bounds (N+1,)."""
+    def rows(self, scale_tau, scale_acc, scale_vel, sd=None, cap=False):
+        """
+        Return the rows ``a u + b x <= h`` (N+1, 2 x 4n) and ``x``'s upper bounds (N+1,).
+
+        ``sd``: a speed profile bounding the viscous friction ``v q' sd`` (by ``|v q'| sd`` on
+        the side it loads); ``cap`` also bounds ``x`` by ``sd^2``, which makes that bound hold.
+        """
         L = self.effort * scale_tau
         A = self.acceleration * scale_acc
         V = self.velocity * scale_vel
         a = np.concatenate((self.a, -self.a, self.dq, -self.dq), axis=1)
         b = np.concatenate((self.b, -self.b, self.ddq, -self.ddq), axis=1)
         h = np.concatenate((L - self.c - self.f_hi, L + self.c + self.f_lo, A, A), axis=1)
-        if xbar is not None and np.any(self.viscous):
+        if sd is not None:
             n = self.dq.shape[1]
-            root = np.sqrt(xbar)[:, None]
-            chord = 1.0 / np.sqrt(xcap)[:, None]
-            for side, sign in ((slice(0, n), 1.0), (slice(n, 2 * n), -1.0)):
-                E = sign * self.viscous
-                tangent = E >= 0.0
-                b[:, side] += np.where(tangent, E / (2.0 * root), E * chord)
-                h[:, side] -= np.where(tangent, 0.5 * E * root, 0.0)
+            h[:, :n] -= np.maximum(self.viscous, 0.0) * sd[:, None]
+            h[:, n:2 * n] -= np.maximum(-self.viscous, 0.0) * sd[:, None]
         infinite = ~np.isfinite(h)
         a[infinite], b[infinite], h[infinite] = 0.0, 0.0, 1.0
         with np.errstate(divide='ignore'):
             xv = np.where(np.abs(self.dq) > 0.0, (V / np.abs(self.dq)) ** 2, np.inf)
         xmax = xv.min(axis=1)
-        if xcap is not None:
-            xmax = np.minimum(xmax, xcap)
+        if cap:
+            xmax = np.minimum(xmax, sd * sd)
         # First-order interpolation (Pham & Pham Sec. VI-A): stage i also meets the rows of
         # s_{i+1} at x_{i+1} = x + 2 delta u, so u is bounded by both ends of its interval.
         two_delta = np.append(2.0 * np.diff(self.s), 0.0)[:, None]
@@ -304,13 +305,24 @@ class _Problem:
 
     def solve(self, scale_tau, scale_acc, scale_vel):
         """Return the grid profile ``x`` (N+1,), ``u`` (N,) of TOPP-RA under the scaled limits."""
-        x, u, hi = self._pass(self.rows(scale_tau, scale_acc, scale_vel))
-        if np.any(self.viscous):
-            xcap = hi * (1.0 + 1e-9) + 1e-12
-            for _ in range(VISCOUS_ITERATIONS):
-                xbar = np.maximum(x, 1e-9 * max(float(x.max()), 1e-12))
-                x, u, _ = self._pass(self.rows(scale_tau, scale_acc, scale_vel, xbar, xcap))
-        return x, u
+        x, u = self._pass(self.rows(scale_tau, scale_acc, scale_vel))
+        if not np.any(self.viscous):
+            return x, u
+        # Viscous friction v q' sd: bounded with the speed of the previous profile, the bound
+        # made to hold in the last pass by capping x at that profile (see the module docstring).
+        sd = np.sqrt(x)
+        for k in range(VISCOUS_ITERATIONS + 40):
+            last = k >= VISCOUS_ITERATIONS
+            try:
+                x, u = self._pass(self.rows(scale_tau, scale_acc, scale_vel, sd, cap=last))
+            except InputError:
+                if k >= VISCOUS_ITERATIONS + 39:
+                    raise
+                sd = sd * VISCOUS_SHRINK  # friction at that speed leaves no margin: slower
+                continue
+            if last:
+                return x, u
+            sd = 0.5 * (sd + np.sqrt(x))
 
     def _pass(self, rows):
         a, b, h, xmax = rows
@@ -321,7 +333,7 @@ class _Problem:
             self._infeasible(failed)
         x, u = np.zeros(N + 1), np.zeros(N)
         _forward(a, b, h, self.s, lo, hi, _reference(hi), x, u)
-        return x, u, hi
+        return x, u
 
     def _infeasible(self, i):
         """Raise naming the grid point and the joint nearest its effort limit at rest there."""
@@ -336,20 +348,25 @@ class _Problem:
 
 def _reference(hi):
     """
-    Return the profile the forward pass stays under: ``K``'s upper bounds, smoothed from below.
+    Return the profile the forward pass stays under: ``K``'s upper bounds, its dips widened.
 
     Riding the boundary of the controllable sets exactly, as the greedy pass does, makes ``u``
     chatter where a joint's ``a(s)`` crosses zero (a dynamic singularity: the boundary has a
-    one-point dip there that the pass can only meet with ``u`` of either extreme sign). The
-    pass stays under the lowest bound of the ``2 REFERENCE_WINDOW + 1`` neighbouring points
-    (times ``1 - REFERENCE_MARGIN``) instead, where every ``u`` that keeps ``x`` in the
-    controllable sets is still feasible, so the result remains feasible (Pham & Pham, Thm. 1).
+    narrow dip there that the pass can only meet with ``u`` of either extreme sign). Around
+    every local minimum of the bounds the pass stays under that minimum for
+    ``REFERENCE_WINDOW`` points on either side (times ``1 - REFERENCE_MARGIN``), so it enters
+    and leaves the dip level. Every ``u`` that keeps ``x`` in the controllable sets is still
+    feasible, so the result remains feasible (Pham & Pham, Thm. 1); monotone stretches of the
+    bounds are left as they are.
     """
     w = REFERENCE_WINDOW
-    padded = np.concatenate((np.full(w, np.inf), hi, np.full(w, np.inf)))
-    padded[w], padded[-w - 1] = np.inf, np.inf  # the ends are at rest, not dips
-    low = np.min(np.lib.stride_tricks.sliding_window_view(padded, 2 * w + 1), axis=1)
-    return low * (1.0 - REFERENCE_MARGIN)
+    ref = hi * (1.0 - REFERENCE_MARGIN)
+    inner = hi[1:-1]
+    dips = np.flatnonzero((inner < hi[:-2]) & (inner <= hi[2:])) + 1
+    for j in dips:
+        lo, up = max(j - w, 1), min(j + w + 1, hi.size - 1)
+        ref[lo:up] = np.minimum(ref[lo:up], ref[j])
+    return ref
 
 
 def _times(s, x):
@@ -424,10 +441,10 @@ def retime(model, waypoints, velocity_limits=None, acceleration_limits=None, eff
             for j in np.unique(bad_j):
                 ks = np.unique(interval[bad_k[bad_j == j]])
                 for k in ks:
-                    lo_t, hi_t = T[max(k - 1, 0)], T[min(k + 2, T.size - 1)]
-                    in_k = (interval == k)
-                    peak = r[in_k, j].max()
-                    grid = (tg >= lo_t) & (tg <= hi_t)
+                    lo_s = s[max(k - SPAN, 0)]
+                    hi_s = s[min(k + SPAN + 1, T.size - 1)]
+                    peak = r[interval == k, j].max()
+                    grid = (problem.s >= lo_s) & (problem.s <= hi_s)
                     scale[grid, j] *= min(1.0, TARGET / peak)
     effort = efforts_of(model, q, qd, qdd, problem.law)
     effort_ratio = ratios(tau, problem.effort)
