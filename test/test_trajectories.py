@@ -92,10 +92,7 @@ def test_sampler_reproduces_polynomials_of_its_degree():
     times = np.array([0.0, 0.3, 0.45, 1.0, 1.7])
 
     def poly(t, d):
-        return sum(np.polyval(np.polyder(c[::-1, j], d) if d else c[::-1, j], t)
-                   for j in range(0)) if False else np.column_stack(
-            [np.polyval(np.polyder(c[::-1, j], d), t) if d else np.polyval(c[::-1, j], t)
-             for j in range(3)])
+        return np.column_stack([np.polyval(np.polyder(c[::-1, j], d), t) for j in range(3)])
     sampler = TrajectorySampler(times, poly(times, 0), poly(times, 1), poly(times, 2))
     t = np.linspace(0.0, 1.7, 301)[:-1]
     for got, d in zip(sampler.sample_many(t), range(3)):
@@ -213,19 +210,19 @@ def test_retime_output_dense_check_with_pinocchio(ur5e, ur5e_retimed):
                                                         result.qdd), rtol=1e-9, atol=1e-9)
 
 
-def pendulum(I_zz=0.05, m=2.0, l=0.4, damping=0.0, coulomb=0.0):
+def pendulum(I_zz=0.05, m=2.0, arm=0.4, damping=0.0, coulomb=0.0):
     """Return a one-joint pendulum swinging in a vertical plane (axis z, gravity -y)."""
     return dr.RobotModel(
         joint_names=('swing',), link_names=('arm',), parent=np.array([-1]),
         joint_type=np.array([dr.REVOLUTE]), axis=np.array([[0.0, 0.0, 1.0]]),
         joint_rotation=np.eye(3)[None], joint_translation=np.zeros((1, 3)),
-        mass=np.array([m]), com=np.array([[l, 0.0, 0.0]]),
+        mass=np.array([m]), com=np.array([[arm, 0.0, 0.0]]),
         inertia=np.diag([0.0, I_zz, I_zz])[None], gravity=np.array([0.0, -9.81, 0.0]),
         damping=np.array([damping]), friction=np.array([coulomb]),
         velocity_limit=np.array([np.inf]), effort_limit=np.array([10.0]))
 
 
-def pendulum_minimum_time(theta0, theta1, L, I_zz=0.05, m=2.0, l=0.4, v=0.0, c=0.0):
+def pendulum_minimum_time(theta0, theta1, L, I_zz=0.05, m=2.0, arm=0.4, v=0.0, c=0.0):
     """
     Return the bang-bang minimum time from rest to rest (I th'' + m g l cos th + v th' + c = tau).
 
@@ -233,7 +230,7 @@ def pendulum_minimum_time(theta0, theta1, L, I_zz=0.05, m=2.0, l=0.4, v=0.0, c=0
     angle, dE/dth = 2 (tau - m g l cos th - v sqrt(E) - c) / I, integrated from each end.
     """
     from scipy.integrate import quad, solve_ivp
-    I, mgl = I_zz + m * l * l, m * 9.81 * l
+    I, mgl = I_zz + m * arm * arm, m * 9.81 * arm
     if v == 0.0:
         def acc(th):
             return 2.0 * (L * (th - theta0) - mgl * (np.sin(th) - np.sin(theta0)) - c
@@ -313,7 +310,7 @@ def test_viscous_friction_slows_and_stays_within_limits(ur5e):
 def test_infeasible_requests_name_the_waypoint_and_joint():
     model = pendulum()
     weak = model.replace(effort_limit=np.array([5.0]))   # m g l = 7.85 N m
-    with pytest.raises(InputError, match=r"waypoint 1: gravity alone need 7.8\d* at joint "
+    with pytest.raises(InputError, match=r'waypoint 1: gravity alone need 7.8\d* at joint '
                                          r"'swing'"):
         dr.retime(weak, [[1.0], [0.0], [-0.5]])
     with pytest.raises(InputError, match='waypoints 1 and 2 coincide'):

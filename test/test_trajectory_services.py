@@ -29,8 +29,9 @@ import yaml
 
 srv = pytest.importorskip('denoc_ros_interfaces.srv')
 trajectory_msgs = pytest.importorskip('trajectory_msgs.msg')
-from denoc_ros.ros.trajectory_services import (  # noqa: E402
-    check_trajectory_service, retime_trajectory_service)
+services = pytest.importorskip('denoc_ros.ros.trajectory_services')
+check_trajectory_service = services.check_trajectory_service
+retime_trajectory_service = services.retime_trajectory_service
 
 UR5E = URDF_DIR / 'ur5e.urdf'
 # The message's joint order differs from the model's.
@@ -133,7 +134,7 @@ def test_services_refuse_bad_requests_with_one_line(model):
                                                                   [1.0, -1.5, 0.5, 0, 0, 0]]))
     response = retime_trajectory_service(weak, request, srv.RetimeTrajectory.Response())
     assert not response.success
-    assert "waypoint 0: gravity alone need" in response.message
+    assert 'waypoint 0: gravity alone need' in response.message
     assert "'shoulder_lift_joint'" in response.message
     check = srv.CheckTrajectory.Request()
     check.trajectory = message(model, [0.0, 0.0], wp[:2])

@@ -23,8 +23,8 @@ results are in the request's joint order. Bad requests (and anything the library
 ``success = false`` and the library's one-line message; no NaN is returned.
 """
 
-import numpy as np
 from builtin_interfaces.msg import Duration
+import numpy as np
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..errors import DenocError, InputError
@@ -119,7 +119,7 @@ def _fail(response, err):
 
 
 def check_trajectory_service(model, request, response, friction=False):
-    """Fill a CheckTrajectory response: the dense check of ``request.trajectory`` (library call)."""
+    """Fill a CheckTrajectory response: the dense check of ``request.trajectory``."""
     try:
         scaling = _positive_or_default('effort_scaling', request.effort_scaling, 1.0)
         period = _positive_or_default('check_period', request.check_period,

@@ -41,7 +41,7 @@ DEFAULT_CHECK_PERIOD = 1e-3
 
 @dataclass(frozen=True)
 class TrajectoryCheck:
-    """The result of :func:`check_trajectory` (ratios are ``|effort| / limit``, 0 without limit)."""
+    """The result of :func:`check_trajectory` (ratios ``|effort| / limit``, 0 without limit)."""
 
     joint_names: Tuple[str, ...]
     max_effort_ratio: np.ndarray    # (n,) worst over the dense samples and the points
@@ -89,7 +89,7 @@ def friction_law(model, friction):
 
 
 def efforts_of(model, q, qd, qdd, law):
-    """Return the motor efforts ``ID(q, qd, qdd) + friction(qd)`` of states ``(m, n)``, one call."""
+    """Return the efforts ``ID(q, qd, qdd) + friction(qd)`` of states ``(m, n)``, one call."""
     tau = inverse_dynamics(model, q, qd, qdd)
     if law is not None:
         tau = tau + law(qd)
@@ -111,7 +111,7 @@ def _fixed_base(model):
 def check_trajectory(model, t, q, qd=None, qdd=None, effort_limits=None, friction=False,
                      check_period=DEFAULT_CHECK_PERIOD, velocity_limits=None):
     """
-    Return a :class:`TrajectoryCheck` of the trajectory ``(t, q[, qd[, qdd]])`` (model joint order).
+    Return a :class:`TrajectoryCheck` of ``(t, q[, qd[, qdd]])`` (model joint order).
 
     ``t`` (N,) strictly increasing [s], ``q``/``qd``/``qdd`` (N, n). Sampled as the
     joint_trajectory_controller samples it every ``check_period`` s from ``t[0]`` and at every

@@ -157,7 +157,7 @@ def _eliminate(a, b, h, i, lo_next, hi_next, two_delta, tol):
 
 @jit
 def _controllable_sets(a, b, h, xmax, s, lo, hi):
-    """Backward pass (Pham & Pham Alg. 1): ``K_i = [lo_i, hi_i]``; return the failed stage or -1."""
+    """Backward pass (Pham & Pham Alg. 1): ``K_i = [lo_i, hi_i]``; the failed stage or -1."""
     N = s.shape[0] - 1
     tol = 1e-9
     # The last stage: at rest, if rest is feasible there.
@@ -297,8 +297,7 @@ class _Problem:
         # First-order interpolation (Pham & Pham Sec. VI-A): stage i also meets the rows of
         # s_{i+1} at x_{i+1} = x + 2 delta u, so u is bounded by both ends of its interval.
         two_delta = np.append(2.0 * np.diff(self.s), 0.0)[:, None]
-        a2, b2, h2 = np.vstack((a[1:], a[-1:])), np.vstack((b[1:], b[-1:])), np.vstack((h[1:],
-                                                                                      h[-1:]))
+        a2, b2, h2 = (np.vstack((m[1:], m[-1:])) for m in (a, b, h))
         a = np.hstack((a, a2 + two_delta * b2))
         b, h = np.hstack((b, b2)), np.hstack((h, h2))
         return a, b, h, xmax
@@ -390,7 +389,7 @@ def retime(model, waypoints, velocity_limits=None, acceleration_limits=None, eff
            friction=False, sample_period=DEFAULT_SAMPLE_PERIOD, grid_intervals=None,
            check_period=INTERNAL_CHECK_PERIOD):
     """
-    Return the time-optimal :class:`RetimedTrajectory` through ``waypoints`` (W, n), from rest to rest.
+    Return the time-optimal :class:`RetimedTrajectory` through ``waypoints`` (W, n), rest to rest.
 
     Path: the natural cubic spline through the waypoints (:mod:`.path`). Limits: velocity
     (default the URDF's ``<limit velocity>``), acceleration (default none) and effort (default
@@ -438,14 +437,16 @@ def retime(model, waypoints, velocity_limits=None, acceleration_limits=None, eff
         interval = np.clip(np.searchsorted(T, dense, side='right') - 1, 0, T.size - 2)
         for scale, r in zip(scales, over):
             bad_k, bad_j = np.nonzero(r > 1.0)
-            for j in np.unique(bad_j):
-                ks = np.unique(interval[bad_k[bad_j == j]])
-                for k in ks:
-                    lo_s = s[max(k - SPAN, 0)]
-                    hi_s = s[min(k + SPAN + 1, T.size - 1)]
-                    peak = r[interval == k, j].max()
-                    grid = (problem.s >= lo_s) & (problem.s <= hi_s)
-                    scale[grid, j] *= min(1.0, TARGET / peak)
+            if bad_k.size == 0:
+                continue
+            peak = np.ones((T.size, n))
+            np.maximum.at(peak, (interval[bad_k], bad_j), r[bad_k, bad_j])
+            for k, j in zip(*np.nonzero(peak > 1.0)):
+                lo_s = s[max(k - SPAN, 0)]
+                hi_s = s[min(k + SPAN + 1, T.size - 1)]
+                grid = slice(np.searchsorted(problem.s, lo_s),
+                             np.searchsorted(problem.s, hi_s, side='right'))
+                scale[grid, j] *= TARGET / peak[k, j]
     effort = efforts_of(model, q, qd, qdd, problem.law)
     effort_ratio = ratios(tau, problem.effort)
     velocity_ratio = ratios(QD, problem.velocity)

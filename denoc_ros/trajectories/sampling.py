@@ -23,6 +23,7 @@ first point the first point's positions hold, after the last the last point's, a
 
 import numpy as np
 
+from ..dynamics._compile import jit
 from ..errors import InputError
 
 
@@ -62,75 +63,79 @@ class TrajectorySampler:
 
     def sample(self, t):
         """Return ``(q, qd, qdd)`` at time ``t`` (seconds on the trajectory's own time axis)."""
-        times, P = self.times, self.positions
-        n = P.shape[1]
-        if t < times[0] or t >= times[-1]:  # hold the first / last point at rest
-            return (P[0] if t < times[0] else P[-1]).copy(), np.zeros(n), np.zeros(n)
-        k = int(np.searchsorted(times, t, side='right')) - 1
-        h = times[k + 1] - times[k]
-        s = (t - times[k]) / h
-        p0, p1 = P[k], P[k + 1]
-        if self.velocities is None:
-            return p0 + s * (p1 - p0), (p1 - p0) / h, np.zeros(n)
-        v0, v1 = self.velocities[k] * h, self.velocities[k + 1] * h
-        if self.accelerations is None:
-            return self._cubic(s, h, p0, p1, v0, v1)
-        a0, a1 = self.accelerations[k] * h * h, self.accelerations[k + 1] * h * h
-        return self._quintic(s, h, p0, p1, v0, v1, a0, a1)
+        q, qd, qdd = self.sample_many(np.array([float(t)]))
+        return q[0], qd[0], qdd[0]
 
     def sample_many(self, times):
         """
         Return ``(q, qd, qdd)``, each ``(m, n)``, at the times ``times`` (m,), in one pass.
 
-        The same polynomials as :meth:`sample`, evaluated for all times at once (a dense check
-        of a trajectory samples it thousands of times).
+        A dense check of a trajectory samples it thousands of times: one compiled loop.
         """
-        times = np.asarray(times, dtype=float).reshape(-1)
-        T, P = self.times, self.positions
-        m, n = times.size, P.shape[1]
-        q, qd, qdd = np.empty((m, n)), np.zeros((m, n)), np.zeros((m, n))
-        before, after = times < T[0], times >= T[-1]
-        q[before], q[after] = P[0], P[-1]
-        inside = ~(before | after)
-        t = times[inside]
-        if t.size == 0:
-            return q, qd, qdd
-        k = np.searchsorted(T, t, side='right') - 1
-        h = (T[k + 1] - T[k])[:, None]
-        s = (t[:, None] - T[k][:, None]) / h
-        p0, p1 = P[k], P[k + 1]
-        if self.velocities is None:
-            q[inside], qd[inside] = p0 + s * (p1 - p0), (p1 - p0) / h
-            return q, qd, qdd
-        v0, v1 = self.velocities[k] * h, self.velocities[k + 1] * h
-        if self.accelerations is None:
-            out = self._cubic(s, h, p0, p1, v0, v1)
-        else:
-            h2 = h * h
-            out = self._quintic(s, h, p0, p1, v0, v1, self.accelerations[k] * h2,
-                                self.accelerations[k + 1] * h2)
-        q[inside], qd[inside], qdd[inside] = out
+        times = np.ascontiguousarray(times, dtype=float).reshape(-1)
+        m, n = times.size, self.positions.shape[1]
+        q, qd, qdd = np.empty((m, n)), np.empty((m, n)), np.empty((m, n))
+        mode = 0 if self.velocities is None else 1 if self.accelerations is None else 2
+        V = self.velocities if mode else self.positions
+        A = self.accelerations if mode == 2 else self.positions
+        _hermite(times, self.times, self.positions, V, A, mode, q, qd, qdd)
         return q, qd, qdd
 
-    @staticmethod
-    def _cubic(s, h, p0, p1, v0, v1):
-        """Cubic Hermite on s in [0, 1] with end slopes v0, v1 (already scaled by h)."""
-        c2 = 3.0 * (p1 - p0) - 2.0 * v0 - v1
-        c3 = -2.0 * (p1 - p0) + v0 + v1
-        q = p0 + s * (v0 + s * (c2 + s * c3))
-        dq = v0 + s * (2.0 * c2 + 3.0 * s * c3)
-        ddq = 2.0 * c2 + 6.0 * s * c3
-        return q, dq / h, ddq / (h * h)
 
-    @staticmethod
-    def _quintic(s, h, p0, p1, v0, v1, a0, a1):
-        """Quintic Hermite on s in [0, 1] matching positions, slopes and curvatures."""
-        d = p1 - p0
-        c3 = 10.0 * d - 6.0 * v0 - 4.0 * v1 - 1.5 * a0 + 0.5 * a1
-        c4 = -15.0 * d + 8.0 * v0 + 7.0 * v1 + 1.5 * a0 - a1
-        c5 = 6.0 * d - 3.0 * v0 - 3.0 * v1 - 0.5 * a0 + 0.5 * a1
-        c2 = 0.5 * a0
-        q = p0 + s * (v0 + s * (c2 + s * (c3 + s * (c4 + s * c5))))
-        dq = v0 + s * (2.0 * c2 + s * (3.0 * c3 + s * (4.0 * c4 + 5.0 * s * c5)))
-        ddq = 2.0 * c2 + s * (6.0 * c3 + s * (12.0 * c4 + 20.0 * s * c5))
-        return q, dq / h, ddq / (h * h)
+@jit
+def _hermite(times, T, P, V, A, mode, q, qd, qdd):
+    """
+    Write the Hermite polynomial of each time's segment (mode 0 linear, 1 cubic, 2 quintic).
+
+    On ``s = (t - T_k) / h`` in [0, 1], with slopes ``v = V h`` and curvatures ``a = A h^2``:
+    cubic ``p0 + v0 s + c2 s^2 + c3 s^3``, ``c2 = 3 d - 2 v0 - v1``, ``c3 = -2 d + v0 + v1``;
+    quintic ``p0 + v0 s + a0 s^2 / 2 + c3 s^3 + c4 s^4 + c5 s^5`` with
+    ``c3 = 10 d - 6 v0 - 4 v1 - 1.5 a0 + 0.5 a1``, ``c4 = -15 d + 8 v0 + 7 v1 + 1.5 a0 - a1``,
+    ``c5 = 6 d - 3 v0 - 3 v1 - 0.5 a0 + 0.5 a1`` (``d = p1 - p0``). Before the first point and
+    from the last on: that point's positions, at rest.
+    """
+    N, n = P.shape
+    k = 0
+    for i in range(times.shape[0]):
+        t = times[i]
+        if t < T[0] or t >= T[N - 1]:
+            row = 0 if t < T[0] else N - 1
+            for j in range(n):
+                q[i, j] = P[row, j]
+                qd[i, j] = 0.0
+                qdd[i, j] = 0.0
+            continue
+        if t < T[k] or t >= T[k + 1]:  # binary search unless still in the same segment
+            lo, hi = 0, N - 1
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if T[mid] <= t:
+                    lo = mid
+                else:
+                    hi = mid
+            k = lo
+        h = T[k + 1] - T[k]
+        s = (t - T[k]) / h
+        for j in range(n):
+            p0, d = P[k, j], P[k + 1, j] - P[k, j]
+            if mode == 0:
+                q[i, j] = p0 + s * d
+                qd[i, j] = d / h
+                qdd[i, j] = 0.0
+                continue
+            v0, v1 = V[k, j] * h, V[k + 1, j] * h
+            if mode == 1:
+                c2 = 3.0 * d - 2.0 * v0 - v1
+                c3 = -2.0 * d + v0 + v1
+                q[i, j] = p0 + s * (v0 + s * (c2 + s * c3))
+                qd[i, j] = (v0 + s * (2.0 * c2 + 3.0 * s * c3)) / h
+                qdd[i, j] = (2.0 * c2 + 6.0 * s * c3) / (h * h)
+                continue
+            a0, a1 = A[k, j] * h * h, A[k + 1, j] * h * h
+            c2 = 0.5 * a0
+            c3 = 10.0 * d - 6.0 * v0 - 4.0 * v1 - 1.5 * a0 + 0.5 * a1
+            c4 = -15.0 * d + 8.0 * v0 + 7.0 * v1 + 1.5 * a0 - a1
+            c5 = 6.0 * d - 3.0 * v0 - 3.0 * v1 - 0.5 * a0 + 0.5 * a1
+            q[i, j] = p0 + s * (v0 + s * (c2 + s * (c3 + s * (c4 + s * c5))))
+            qd[i, j] = (v0 + s * (2.0 * c2 + s * (3.0 * c3 + s * (4.0 * c4 + 5.0 * s * c5)))) / h
+            qdd[i, j] = (2.0 * c2 + s * (6.0 * c3 + s * (12.0 * c4 + 20.0 * s * c5))) / (h * h)
