@@ -29,13 +29,11 @@ import pathlib
 import sys
 import time
 
+import denoc_ros as dr
+from denoc_ros.trajectories.path import SplinePath
 import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-import denoc_ros as dr  # noqa: E402
-from denoc_ros.trajectories.path import SplinePath  # noqa: E402
 
 
 def waypoints(model, count, seed):
@@ -128,7 +126,6 @@ def _toppra_overshoot(trajectory, pin, pm, pd, limits):
     Q, QD, QDD = trajectory(T), trajectory(T, 1), trajectory(T, 2)
     tau = np.array([pin.rnea(pm, pd, Q[k], QD[k], QDD[k]) for k in range(T.size)])
     return float((np.abs(tau) / limits).max())
-
 
 
 if __name__ == '__main__':
