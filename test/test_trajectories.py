@@ -319,3 +319,6 @@ def test_infeasible_requests_name_the_waypoint_and_joint():
         dr.retime(model, [[0.0], [0.5], [np.nan]])
     with pytest.raises(InputError, match=r'expected \(W, 1\)'):
         dr.retime(model, np.zeros((3, 2)))
+    free = model.replace(effort_limit=np.array([np.inf]), gravity=np.zeros(3))
+    with pytest.raises(InputError, match='no limit bounds the speed'):
+        dr.retime(free, [[0.0], [1.0]])

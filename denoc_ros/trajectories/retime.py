@@ -333,6 +333,10 @@ class _Problem:
             self._infeasible(failed)
         x, u = np.zeros(N + 1), np.zeros(N)
         _forward(a, b, h, self.s, lo, hi, _reference(hi), x, u)
+        if not np.all(np.isfinite(x)):
+            i = int(np.argmin(np.isfinite(x)))
+            raise InputError(f'{self.where(i)}: no limit bounds the speed along the path '
+                             '(give velocity, acceleration or effort limits)')
         return x, u
 
     def _infeasible(self, i):
