@@ -81,16 +81,18 @@ GRID_INTERVALS = 2000
 """Default number of grid intervals along the path (at least ``MIN_PER_SEGMENT`` per segment)."""
 
 MIN_PER_SEGMENT = 4
+MIN_OUTPUT_INTERVAL = 4e-3  # [s] output points about this far apart at least
+MIN_STEPS = 8  # dense samples per output interval at least (its shape scales with it)
 VISCOUS_ITERATIONS = 4
 VISCOUS_SHRINK = 0.8
-LOCAL_ROUNDS = 10
-MAX_ROUNDS = 30
+LOCAL_ROUNDS = 20
+MAX_ROUNDS = 40
 TARGET = 0.999
-ROUND_CHECK_FACTOR = 2  # the rounds check at 1 ms, the final check at 0.5 ms
 SPAN = 2  # output intervals either side of a violation whose grid points are tightened
 GLOBAL_SHRINK = 0.98
 REFERENCE_WINDOW = 2
 REFERENCE_MARGIN = 0.0
+ROUNDING_MARGIN = 1e-6
 TRIVIAL = 1e300  # right-hand side of a row that bounds nothing (a limit of inf)
 
 
@@ -223,6 +225,14 @@ class _Problem:
         self.s = self._grid(grid_intervals)
         q, dq, ddq = self.path.evaluate(self.s)
         self.q, self.dq, self.ddq = q, dq, ddq
+        # The speed bound of a grid point also covers the bulge of |q'| between it and its
+        # neighbours (midpoint over the chord), which the grid alone does not see.
+        mid = np.abs(self.path.evaluate(0.5 * (self.s[:-1] + self.s[1:]))[1])
+        bulge = np.maximum(mid - 0.5 * (np.abs(dq[:-1]) + np.abs(dq[1:])), 0.0)
+        env = np.abs(dq)
+        env[:-1] += bulge
+        env[1:] = np.maximum(env[1:], np.abs(dq[1:]) + bulge)
+        self.dq_env = env
         m = q.shape[0]
         zeros = np.zeros_like(q)
         tau = inverse_dynamics(model, np.concatenate((q, q, q)),
@@ -233,7 +243,16 @@ class _Problem:
         self.b = tau[2 * m:] - self.c
         if self.law is not None:
             cf = self.law.coulomb
-            self.f_hi = self.f_lo = cf * np.sign(dq)
+            f = cf * np.sign(dq)
+            # At rest (the ends) the smoothed law gives no friction, and where q'_j changes
+            # sign between grid points so does the friction: either value may hold there.
+            f[[0, -1]] = 0.0
+            self.f_hi, self.f_lo = f.copy(), f.copy()
+            for side in (f[:-1], f[1:]):
+                self.f_hi[1:] = np.maximum(self.f_hi[1:], side)
+                self.f_lo[1:] = np.minimum(self.f_lo[1:], side)
+                self.f_hi[:-1] = np.maximum(self.f_hi[:-1], side)
+                self.f_lo[:-1] = np.minimum(self.f_lo[:-1], side)
             self.viscous = self.law.viscous * dq
         else:
             self.f_hi = self.f_lo = self.viscous = np.zeros_like(q)
@@ -249,6 +268,15 @@ class _Problem:
         parts = [np.linspace(knots[k], knots[k + 1], int(p) + 1)[:-1]
                  for k, p in enumerate(per)]
         return np.concatenate(parts + [knots[-1:]])
+
+    def used(self, x, u):
+        """Return the ratios to the effort, acceleration and velocity limits at the grid points."""
+        mean_u = np.concatenate((u[:1], 0.5 * (u[:-1] + u[1:]), u[-1:]))[:, None]
+        xs, sd = x[:, None], np.sqrt(x)[:, None]
+        tau = self.a * mean_u + self.b * xs + self.c + self.f_hi + self.viscous * sd
+        acc = self.dq * mean_u + self.ddq * xs
+        return (np.abs(tau) / self.effort, np.abs(acc) / self.acceleration,
+                np.abs(self.dq) * sd / self.velocity)
 
     def where(self, i):
         """Return where grid point ``i`` lies, in words (waypoint, or between two)."""
@@ -291,7 +319,7 @@ class _Problem:
         infinite = ~np.isfinite(h)
         a[infinite], b[infinite], h[infinite] = 0.0, 0.0, 1.0
         with np.errstate(divide='ignore'):
-            xv = np.where(np.abs(self.dq) > 0.0, (V / np.abs(self.dq)) ** 2, np.inf)
+            xv = np.where(self.dq_env > 0.0, (V / self.dq_env) ** 2, np.inf)
         xmax = xv.min(axis=1)
         if cap:
             xmax = np.minimum(xmax, sd * sd)
@@ -380,14 +408,159 @@ def _times(s, x):
     return np.concatenate(([0.0], np.cumsum(dt)))
 
 
-def _sample(problem, x, u, tg, T):
-    """Return ``s, sd, sdd`` of the profile at times ``T`` (constant ``u`` per grid interval)."""
-    i = np.clip(np.searchsorted(tg, T, side='right') - 1, 0, u.size - 1)
-    tau = T - tg[i]
-    root = np.sqrt(x[i])
-    sd = np.maximum(root + u[i] * tau, 0.0)
-    s = np.minimum(problem.s[i] + root * tau + 0.5 * u[i] * tau * tau, problem.s[-1])
-    return s, sd, u[i]
+class _Output:
+    """
+    The output points of a grid profile: every ``stride``-th grid point, more where needed.
+
+    Block ``b`` spans grid points ``b stride .. (b + 1) stride`` (the last one up to the end);
+    a block longer than ``sample_period`` is cut into equal parts at times of the profile
+    (constant ``u_i`` on grid interval ``i``). At a grid point the profile's ``sdd`` jumps from
+    ``u_{i-1}`` to ``u_i``; the point carries the mean, which meets the limits there since both
+    do (the stage's constraints are convex in ``u``). The stride keeps the output intervals
+    from getting much shorter than ``MIN_OUTPUT_INTERVAL`` (a quintic over a very short
+    interval turns the nanoseconds of its time stamps into large acceleration errors). The
+    output inside block ``b`` depends on the profile from ``u`` of the grid interval before to
+    ``u`` of the one after only, so a re-solve that leaves those unchanged leaves its
+    polynomials unchanged.
+    """
+
+    def __init__(self, problem, x, u, sample_period, stride):
+        s = problem.s
+        N = s.size - 1
+        tg = _times(s, x)
+        bounds = np.append(np.arange(0, N, stride), N)
+        bt = tg[bounds]
+        bdt = np.diff(bt)
+        parts = np.maximum(np.ceil(bdt / sample_period - 1e-9), 1.0).astype(np.intp)
+        owner = np.repeat(np.arange(bdt.size), parts)
+        first = np.concatenate(([0], np.cumsum(parts)[:-1]))
+        j = np.arange(owner.size) - np.repeat(first, parts)
+        times = bt[owner] + j * (bdt / parts)[owner]
+        gi = np.clip(np.searchsorted(tg, times, side='right') - 1, 0, N - 1)
+        gi[first] = bounds[:-1]
+        tau = times - tg[gi]
+        tau[first] = 0.0
+        root = np.sqrt(x)
+        mean_u = np.concatenate((u[:1], 0.5 * (u[:-1] + u[1:]), u[-1:]))
+        sd = np.append(np.maximum(root[gi] + u[gi] * tau, 0.0), 0.0)
+        sp = np.append(np.minimum(s[gi] + root[gi] * tau + 0.5 * u[gi] * tau * tau, s[-1]),
+                       s[-1])
+        sdd = np.append(np.where(tau == 0.0, mean_u[gi], u[gi]), u[-1])
+        q, dq, ddq = problem.path.evaluate(sp)
+        qd = dq * sd[:, None]
+        qdd = dq * sdd[:, None] + ddq * (sd * sd)[:, None]
+        qd[0] = qd[-1] = 0.0
+        q[-1] = problem.path.waypoints[-1]
+        # In whole nanoseconds, as a JointTrajectory message carries them: the check sees the
+        # very polynomials a controller builds.
+        self.T = np.round(np.append(times, tg[-1]) * 1e9) / 1e9
+        self.x, self.u, self.tg, self.stride, self.bounds = x, u, tg, stride, bounds
+        self.q, self.qd, self.qdd = q, qd, qdd
+        self.owner = owner  # block of each output interval
+        self.duration = float(self.T[-1])
+
+    def changed(self, previous):
+        """Return which blocks' output differs from ``previous`` (all without one)."""
+        B = self.bounds.size - 1
+        if previous is None or previous.stride != self.stride:
+            return np.ones(B, dtype=bool)
+        dx = self.x != previous.x
+        du = np.concatenate(([False], self.u != previous.u, [False]))
+        per_interval = dx[:-1] | dx[1:] | du[:-2] | du[1:-1] | du[2:]
+        return np.logical_or.reduceat(per_interval, self.bounds[:-1])
+
+    def per_interval(self, per_block):
+        """Return block values ``(..., B, n)`` repeated over their grid intervals."""
+        return np.repeat(per_block, np.diff(self.bounds), axis=-2)
+
+
+class _DenseCheck:
+    """
+    The dense check of the output, kept per block of output points, redone where it changed.
+
+    Each output interval is sampled at its start and at equal steps of at most ``period``
+    (local time; a 1 kHz controller's clock may have any phase against the points), the last
+    point too: efforts (one batch inverse dynamics call with friction), accelerations and
+    velocities against their limits; the worst ratio per block and joint is kept.
+    """
+
+    def __init__(self, problem, period):
+        self.problem, self.period = problem, period
+        self.worst = self.count = None
+        self.limits = (problem.effort, problem.acceleration, problem.velocity)
+
+    def _samples(self, out, intervals):
+        """Return the sample times over output ``intervals`` and each one's output interval."""
+        T = out.T
+        h = T[intervals + 1] - T[intervals]
+        steps = np.maximum(np.ceil(h / self.period - 1e-9), MIN_STEPS).astype(np.intp)
+        which = np.repeat(intervals, steps)
+        first = np.concatenate(([0], np.cumsum(steps)[:-1]))
+        j = np.arange(which.size) - np.repeat(first, steps)
+        times = T[which] + j * (h / steps)[np.searchsorted(intervals, which)]
+        return times, which
+
+    @staticmethod
+    def _states(out, times, last):
+        """Return the sampled states at ``times``, and the last point as it is if ``last``."""
+        sampler = TrajectorySampler(out.T, out.q, out.qd, out.qdd)
+        Q, QD, QDD = sampler.sample_many(times)
+        if last:  # what the last point carries (the sampler holds it at rest from then on)
+            pairs = ((Q, out.q), (QD, out.qd), (QDD, out.qdd))
+            Q, QD, QDD = (np.vstack((A, B[-1:])) for A, B in pairs)
+        return Q, QD, QDD
+
+    def update(self, out, changed):
+        """Check the output intervals of the ``changed`` grid intervals; return the worst."""
+        if self.worst is None or self.worst.shape[1] != changed.size:
+            self.worst = np.zeros((3, changed.size, out.q.shape[1]))  # effort, acc., velocity
+            self.count = np.zeros(changed.size, dtype=np.intp)
+        intervals = np.flatnonzero(changed[out.owner])
+        if intervals.size:
+            times, which = self._samples(out, intervals)
+            Q, QD, QDD = self._states(out, times, intervals[-1] == out.T.size - 2)
+            if Q.shape[0] > times.size:
+                which = np.append(which, out.T.size - 2)
+            tau = efforts_of(self.problem.model, Q, QD, QDD, self.problem.law)
+            group = out.owner[which]
+            starts = np.flatnonzero(np.diff(group, prepend=-1))
+            for k, v in enumerate((tau, QDD, QD)):
+                self.worst[k, group[starts]] = np.maximum.reduceat(
+                    ratios(v, self.limits[k]), starts, axis=0)
+            self.count[group[starts]] = np.diff(np.append(starts, group.size))
+        return self.worst
+
+    def worst_time(self, out):
+        """Return the time of the worst effort ratio (its grid interval sampled again)."""
+        i = int(np.argmax(self.worst[0].max(axis=1)))
+        intervals = np.flatnonzero(out.owner == i)
+        times, _ = self._samples(out, intervals)
+        Q, QD, QDD = self._states(out, times, intervals[-1] == out.T.size - 2)
+        times = np.append(times, out.T[-1])[:Q.shape[0]]
+        tau = efforts_of(self.problem.model, Q, QD, QDD, self.problem.law)
+        r = ratios(tau, self.problem.effort).max(axis=1)
+        return float(times[int(np.argmax(r))])
+
+
+def _spread(per_interval, span):
+    """Return per grid point the least value (N, n) of the intervals within ``span`` of it."""
+    N, n = per_interval.shape
+    out = np.full((N + 1, n), np.inf)
+    for d in range(-span, span + 2):  # interval i reaches the points i - span .. i + 1 + span
+        lo, hi = max(d, 0), min(N + d, N + 1)
+        out[lo:hi] = np.minimum(out[lo:hi], per_interval[lo - d:hi - d])
+    return out
+
+
+def _gather(per_point, span):
+    """Return per grid interval the greatest value (N+1, n) of the points within ``span``."""
+    N1, n = per_point.shape
+    N = N1 - 1
+    out = np.zeros((N, n))
+    for d in range(-span, span + 2):  # interval i's points i - span .. i + 1 + span
+        lo, hi = max(-d, 0), min(N, N1 - d)
+        out[lo:hi] = np.maximum(out[lo:hi], per_point[lo + d:hi + d])
+    return out
 
 
 def retime(model, waypoints, velocity_limits=None, acceleration_limits=None, effort_limits=None,
@@ -406,33 +579,25 @@ def retime(model, waypoints, velocity_limits=None, acceleration_limits=None, eff
     _fixed_base(model)
     if not (np.isfinite(sample_period) and sample_period > 0.0):
         raise InputError(f'sample_period is {sample_period}: it must be positive')
+    if not (np.isfinite(check_period) and check_period > 0.0):
+        raise InputError(f'check_period is {check_period}: it must be positive')
     problem = _Problem(model, waypoints, velocity_limits, acceleration_limits, effort_limits,
                        friction, grid_intervals)
     N1, n = problem.q.shape
-    scales = [np.ones((N1, n)) for _ in range(3)]  # effort, acceleration, velocity
-    limits = (problem.effort, problem.acceleration, problem.velocity)
+    # effort, acceleration, velocity; a hair inside, so that rounding (times sent in whole
+    # nanoseconds) does not tip a point that rides a limit over it
+    scales = [np.full((N1, n), 1.0 - ROUNDING_MARGIN) for _ in range(3)]
+    dense = _DenseCheck(problem, check_period)
+    out = None
     for rounds in range(1, MAX_ROUNDS + 1):
         x, u = problem.solve(*scales)
-        tg = _times(problem.s, x)
-        duration = float(tg[-1])
-        M = int(np.ceil(duration / sample_period - 1e-9)) + 1
-        T = np.linspace(0.0, duration, max(M, 2))
-        s, sd, sdd = _sample(problem, x, u, tg, T)
-        q, dq, ddq = problem.path.evaluate(s)
-        qd = dq * sd[:, None]
-        qdd = dq * sdd[:, None] + ddq * (sd * sd)[:, None]
-        qd[0] = qd[-1] = 0.0
-        q[-1] = problem.path.waypoints[-1]
-        sampler = TrajectorySampler(T, q, qd, qdd)
-        # Rounds check every ROUND_CHECK_FACTOR-th dense sample; the answer, every one.
-        for step in ((ROUND_CHECK_FACTOR, 1) if ROUND_CHECK_FACTOR > 1 else (1,)):
-            dense = np.arange(0.0, duration, check_period * step)
-            Q, QD, QDD = sampler.sample_many(dense)
-            tau = efforts_of(model, Q, QD, QDD, problem.law)
-            over = [ratios(v, lim) for v, lim in zip((tau, QDD, QD), limits)]
-            worst = max(float(r.max()) for r in over)
-            if worst > 1.0:
-                break
+        if out is None:
+            dt = np.diff(_times(problem.s, x))
+            stride = max(int(np.ceil(MIN_OUTPUT_INTERVAL / np.quantile(dt, 0.1))), 1)
+        new = _Output(problem, x, u, sample_period, stride)
+        worst_all = new.per_interval(dense.update(new, new.changed(out)))
+        out = new
+        worst = float(worst_all.max())
         if worst <= 1.0:
             break
         if rounds >= MAX_ROUNDS:
@@ -442,30 +607,30 @@ def retime(model, waypoints, velocity_limits=None, acceleration_limits=None, eff
             for scale in scales:
                 scale *= GLOBAL_SHRINK
             continue
-        # Lower each violated limit around the output intervals where it is exceeded.
-        interval = np.clip(np.searchsorted(T, dense, side='right') - 1, 0, T.size - 2)
-        for scale, r in zip(scales, over):
-            bad_k, bad_j = np.nonzero(r > 1.0)
-            if bad_k.size == 0:
-                continue
-            peak = np.ones((T.size, n))
-            np.maximum.at(peak, (interval[bad_k], bad_j), r[bad_k, bad_j])
-            for k, j in zip(*np.nonzero(peak > 1.0)):
-                lo_s = s[max(k - SPAN, 0)]
-                hi_s = s[min(k + SPAN + 1, T.size - 1)]
-                grid = slice(np.searchsorted(problem.s, lo_s),
-                             np.searchsorted(problem.s, hi_s, side='right'))
-                scale[grid, j] *= TARGET / peak[k, j]
-    effort = efforts_of(model, q, qd, qdd, problem.law)
-    effort_ratio = ratios(tau, problem.effort)
-    velocity_ratio = ratios(QD, problem.velocity)
-    wi, wj = np.unravel_index(int(np.argmax(effort_ratio)), effort_ratio.shape)
+        # Lower each violated limit on the grid points around the intervals exceeding it, to
+        # TARGET / ratio of the most the grid points there use of it (so that it binds).
+        for scale, r, g in zip(scales, worst_all, problem.used(x, u)):
+            if r.max() > 1.0:
+                span = SPAN * rounds  # wider each round: a violation pushed aside is caught
+                use = np.minimum(_gather(g, span), _gather(scale, span))
+                goal = np.where(r > 1.0, use * TARGET / np.maximum(r, 1e-300), np.inf)
+                np.minimum(scale, _spread(goal, span), out=scale)
+                if rounds < 2:
+                    continue
+                # The jump of sdd behind an overshoot that persists may come from another
+                # joint's limit: all of them, a little.
+                every = np.minimum(TARGET / np.maximum(r.max(axis=1), 1e-300), 1.0)
+                scale *= _spread(np.broadcast_to(every[:, None], r.shape), SPAN)
+    effort = efforts_of(model, out.q, out.qd, out.qdd, problem.law)
+    effort_ratio, _, velocity_ratio = dense.worst
+    max_effort = np.maximum(effort_ratio.max(axis=0), ratios(effort, problem.effort).max(axis=0))
+    wj = int(np.argmax(effort_ratio.max(axis=0)))
     check = TrajectoryCheck(
-        joint_names=tuple(model.joint_names), max_effort_ratio=effort_ratio.max(axis=0),
-        max_velocity_ratio=velocity_ratio.max(axis=0), worst_time=float(dense[wi]),
+        joint_names=tuple(model.joint_names), max_effort_ratio=max_effort,
+        max_velocity_ratio=velocity_ratio.max(axis=0), worst_time=dense.worst_time(out),
         worst_joint=model.joint_names[wj], efforts=effort, feasible=True,
-        samples=int(dense.size))
+        samples=int(dense.count.sum()))
     return RetimedTrajectory(
-        joint_names=tuple(model.joint_names), t=T, q=q, qd=qd, qdd=qdd, effort=effort,
-        duration=duration, max_effort_ratio=float(effort_ratio.max()), check=check,
-        rounds=rounds, grid=problem.s.copy(), sd=np.sqrt(x))
+        joint_names=tuple(model.joint_names), t=out.T, q=out.q, qd=out.qd, qdd=out.qdd,
+        effort=effort, duration=out.duration, max_effort_ratio=float(max_effort.max()),
+        check=check, rounds=rounds, grid=problem.s.copy(), sd=np.sqrt(out.x))
