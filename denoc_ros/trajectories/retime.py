@@ -93,6 +93,7 @@ GLOBAL_SHRINK = 0.98
 REFERENCE_WINDOW = 2
 REFERENCE_MARGIN = 0.0
 ROUNDING_MARGIN = 1e-6
+VELOCITY_MARGIN = 0.998  # first solve: room for the interpolation's speed ripple
 TRIVIAL = 1e300  # right-hand side of a row that bounds nothing (a limit of inf)
 
 
@@ -257,6 +258,7 @@ class _Problem:
         else:
             self.f_hi = self.f_lo = self.viscous = np.zeros_like(q)
         self._check_rest()
+        self._ab = self._rows_ab()
 
     def _grid(self, intervals):
         knots = self.path.knots
@@ -309,15 +311,12 @@ class _Problem:
         L = self.effort * scale_tau
         A = self.acceleration * scale_acc
         V = self.velocity * scale_vel
-        a = np.concatenate((self.a, -self.a, self.dq, -self.dq), axis=1)
-        b = np.concatenate((self.b, -self.b, self.ddq, -self.ddq), axis=1)
+        n = self.dq.shape[1]
         h = np.concatenate((L - self.c - self.f_hi, L + self.c + self.f_lo, A, A), axis=1)
         if sd is not None:
-            n = self.dq.shape[1]
             h[:, :n] -= np.maximum(self.viscous, 0.0) * sd[:, None]
             h[:, n:2 * n] -= np.maximum(-self.viscous, 0.0) * sd[:, None]
-        infinite = ~np.isfinite(h)
-        a[infinite], b[infinite], h[infinite] = 0.0, 0.0, 1.0
+        h = h[:, self._keep]
         with np.errstate(divide='ignore'):
             xv = np.where(self.dq_env > 0.0, (V / self.dq_env) ** 2, np.inf)
         xmax = xv.min(axis=1)
@@ -325,11 +324,26 @@ class _Problem:
             xmax = np.minimum(xmax, sd * sd)
         # First-order interpolation (Pham & Pham Sec. VI-A): stage i also meets the rows of
         # s_{i+1} at x_{i+1} = x + 2 delta u, so u is bounded by both ends of its interval.
-        two_delta = np.append(2.0 * np.diff(self.s), 0.0)[:, None]
-        a2, b2, h2 = (np.vstack((m[1:], m[-1:])) for m in (a, b, h))
-        a = np.hstack((a, a2 + two_delta * b2))
-        b, h = np.hstack((b, b2)), np.hstack((h, h2))
+        h = np.hstack((h, np.vstack((h[1:], h[-1:]))))
+        a, b = self._ab
         return a, b, h, xmax
+
+    def _rows_ab(self):
+        """Return the constant parts ``a``, ``b`` of the rows (rows of infinite limits left out)."""
+        n = self.dq.shape[1]
+        a = np.concatenate((self.a, -self.a, self.dq, -self.dq), axis=1)
+        b = np.concatenate((self.b, -self.b, self.ddq, -self.ddq), axis=1)
+        finite = np.concatenate((np.isfinite(self.effort), np.isfinite(self.effort),
+                                 np.isfinite(self.acceleration), np.isfinite(self.acceleration)))
+        self._keep = np.flatnonzero(finite)
+        if self._keep.size == 0:  # no row at all: one that bounds nothing
+            self._keep = np.array([2 * n])
+            a[:, 2 * n], b[:, 2 * n] = 0.0, 0.0
+        a, b = a[:, self._keep], b[:, self._keep]
+        two_delta = np.append(2.0 * np.diff(self.s), 0.0)[:, None]
+        a2, b2 = (np.vstack((m[1:], m[-1:])) for m in (a, b))
+        return (np.ascontiguousarray(np.hstack((a, a2 + two_delta * b2))),
+                np.ascontiguousarray(np.hstack((b, b2))))
 
     def solve(self, scale_tau, scale_acc, scale_vel):
         """Return the grid profile ``x`` (N+1,), ``u`` (N,) of TOPP-RA under the scaled limits."""
@@ -504,10 +518,9 @@ class _DenseCheck:
     def _states(out, times, last):
         """Return the sampled states at ``times``, and the last point as it is if ``last``."""
         sampler = TrajectorySampler(out.T, out.q, out.qd, out.qdd)
-        Q, QD, QDD = sampler.sample_many(times)
+        Q, QD, QDD = sampler.sample_many(times, times.size + bool(last))
         if last:  # what the last point carries (the sampler holds it at rest from then on)
-            pairs = ((Q, out.q), (QD, out.qd), (QDD, out.qdd))
-            Q, QD, QDD = (np.vstack((A, B[-1:])) for A, B in pairs)
+            Q[-1], QD[-1], QDD[-1] = out.q[-1], out.qd[-1], out.qdd[-1]
         return Q, QD, QDD
 
     def update(self, out, changed):
@@ -587,6 +600,7 @@ def retime(model, waypoints, velocity_limits=None, acceleration_limits=None, eff
     # effort, acceleration, velocity; a hair inside, so that rounding (times sent in whole
     # nanoseconds) does not tip a point that rides a limit over it
     scales = [np.full((N1, n), 1.0 - ROUNDING_MARGIN) for _ in range(3)]
+    scales[2] *= VELOCITY_MARGIN
     dense = _DenseCheck(problem, check_period)
     out = None
     for rounds in range(1, MAX_ROUNDS + 1):

@@ -66,19 +66,21 @@ class TrajectorySampler:
         q, qd, qdd = self.sample_many(np.array([float(t)]))
         return q[0], qd[0], qdd[0]
 
-    def sample_many(self, times):
+    def sample_many(self, times, rows=None):
         """
         Return ``(q, qd, qdd)``, each ``(m, n)``, at the times ``times`` (m,), in one pass.
 
         A dense check of a trajectory samples it thousands of times: one compiled loop.
+        ``rows`` >= m makes each array that long, its rows after the m-th left to the caller.
         """
         times = np.ascontiguousarray(times, dtype=float).reshape(-1)
         m, n = times.size, self.positions.shape[1]
-        q, qd, qdd = np.empty((m, n)), np.empty((m, n)), np.empty((m, n))
+        size = m if rows is None else max(int(rows), m)
+        q, qd, qdd = np.empty((size, n)), np.empty((size, n)), np.empty((size, n))
         mode = 0 if self.velocities is None else 1 if self.accelerations is None else 2
         V = self.velocities if mode else self.positions
         A = self.accelerations if mode == 2 else self.positions
-        _hermite(times, self.times, self.positions, V, A, mode, q, qd, qdd)
+        _hermite(times, self.times, self.positions, V, A, mode, q[:m], qd[:m], qdd[:m])
         return q, qd, qdd
 
 
