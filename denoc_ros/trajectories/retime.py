@@ -333,8 +333,8 @@ class _Problem:
         n = self.dq.shape[1]
         a = np.concatenate((self.a, -self.a, self.dq, -self.dq), axis=1)
         b = np.concatenate((self.b, -self.b, self.ddq, -self.ddq), axis=1)
-        finite = np.concatenate((np.isfinite(self.effort), np.isfinite(self.effort),
-                                 np.isfinite(self.acceleration), np.isfinite(self.acceleration)))
+        effort, acceleration = np.isfinite(self.effort), np.isfinite(self.acceleration)
+        finite = np.concatenate((effort, effort, acceleration, acceleration))
         self._keep = np.flatnonzero(finite)
         if self._keep.size == 0:  # no row at all: one that bounds nothing
             self._keep = np.array([2 * n])
