@@ -329,7 +329,7 @@ class _Problem:
         return a, b, h, xmax
 
     def _rows_ab(self):
-        """Return the constant parts ``a``, ``b`` of the rows (rows of infinite limits left out)."""
+        """Return the constant parts ``a``, ``b`` of the rows (infinite limits have none)."""
         n = self.dq.shape[1]
         a = np.concatenate((self.a, -self.a, self.dq, -self.dq), axis=1)
         b = np.concatenate((self.b, -self.b, self.ddq, -self.ddq), axis=1)
