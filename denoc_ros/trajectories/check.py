@@ -31,10 +31,13 @@ import numpy as np
 
 from .sampling import TrajectorySampler
 from ..dynamics import inverse_dynamics
+from ..dynamics._compile import OK
 from ..dynamics._state import check_model
+from ..dynamics.rnea import inverse_dynamics_batch
 from ..errors import InputError
 from ..friction import JointFriction
 
+_NO_WRENCH = np.zeros((0, 0, 6))  # the batch kernel's "no external wrench"
 DEFAULT_CHECK_PERIOD = 1e-3
 """Default sampling period of the dense check [s]: a 1 kHz controller."""
 
@@ -90,7 +93,16 @@ def friction_law(model, friction):
 
 def efforts_of(model, q, qd, qdd, law):
     """Return the efforts ``ID(q, qd, qdd) + friction(qd)`` of states ``(m, n)``, one call."""
-    tau = inverse_dynamics(model, q, qd, qdd)
+    if all(a.dtype == np.float64 and a.ndim == 2 and a.flags.c_contiguous
+           and a.shape == q.shape == (q.shape[0], model.dof) for a in (q, qd, qdd)):
+        # Sampled states, finite by construction and already in the kernel's layout: the
+        # batch kernel of inverse_dynamics without the wrapper's checks and copies.
+        pk = model.packed
+        tau = np.empty((q.shape[0], pk.n))
+        if inverse_dynamics_batch(pk.ints, pk.reals, q, qd, qdd, _NO_WRENCH, 1.0, tau) != OK:
+            tau = inverse_dynamics(model, q, qd, qdd)  # its error
+    else:
+        tau = inverse_dynamics(model, q, qd, qdd)
     if law is not None:
         tau = tau + law(qd)
     return tau

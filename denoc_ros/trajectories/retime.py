@@ -48,14 +48,25 @@ keeps ``x_{i+1}`` in ``K_{i+1}`` (Pham & Pham, Alg. 1). The motion starts and en
 
 The gaps between grid points. TOPP-RA enforces the constraints at the grid points only, and a
 controller interpolates the output points (quintic Hermite polynomials through positions,
-velocities and accelerations, not in step with the grid), which overshoots where the optimal
-``sdd`` switches. So the output is checked densely (:func:`.check.check_trajectory`'s sampling
-of the output points as the joint_trajectory_controller samples them, every ``check_period`` s,
-efforts with friction): wherever a ratio to a limit exceeds 1, that joint's limit is lowered on
-the grid points of the output intervals around it to ``TARGET`` / ratio of its value, and the
-problem solved again (up to ``LOCAL_ROUNDS`` rounds; then every limit shrinks by
-``GLOBAL_SHRINK`` a round until the check passes). The returned trajectory is one that passed
-the dense check.
+velocities and accelerations, its clock not in step with the points), which overshoots where
+the optimal ``sdd`` jumps. The output points lie on grid points (every ``stride``-th, so that
+they are about ``MIN_OUTPUT_INTERVAL`` apart or more; blocks longer than the sample period are
+cut into equal parts of the profile), each carrying the mean of the ``sdd`` on either side,
+which meets the limits there; the speed bound of each grid point also covers the bulge of
+``|q'|`` towards its neighbours, and Coulomb friction is taken with either sign where ``q'``
+changes sign between grid points. The output, its times in whole nanoseconds as a message
+carries them, is then checked densely: each output interval at its start and at equal steps of
+at most ``check_period`` and at least ``MIN_STEPS`` per interval (the shape of an overshoot
+scales with the interval), the last point as it is; efforts with friction (one batch inverse
+dynamics call), accelerations and velocities against their limits. Wherever a ratio exceeds 1,
+that limit is lowered on the grid points around the block (a window that widens each round) to
+``TARGET`` / ratio of the most the grid points there use of it, so that it binds; from the
+second round every joint's limit of that kind is also lowered there by ``TARGET`` / ratio (the
+jump behind an overshoot may come from another joint). The problem is solved again and only
+the blocks whose profile changed are checked again (a block's polynomials depend on the
+profile from the grid interval before it to the one after it only); after ``LOCAL_ROUNDS``
+rounds every limit shrinks by ``GLOBAL_SHRINK`` a round. The returned trajectory is one that
+passed the dense check.
 """
 
 from dataclasses import dataclass
