@@ -28,6 +28,7 @@ test: env-test
 
 bench: env-test
 	$(VENV)/bin/python benchmarks/run.py $(BENCH_ARGS)
+	$(VENV)/bin/python benchmarks/trajectories.py
 
 bench-node: env-test
 	$(VENV)/bin/python benchmarks/node_latency.py $(BENCH_ARGS)

@@ -44,6 +44,7 @@ EXECUTABLES = {
     # Tools without ROS (identification), already prefixed: one name everywhere
     'denoc_identify': 'denoc_ros.tools.identify:main',
     'denoc_excitation': 'denoc_ros.tools.excitation:main',
+    'denoc_retime': 'denoc_ros.tools.retime:main',
 }
 CONSOLE_PREFIX = 'denoc_'
 

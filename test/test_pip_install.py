@@ -167,7 +167,7 @@ def test_pip_install_compiles_and_names_console_scripts(fresh_install):
     # Console scripts: every one of ours denoc_-prefixed, in the venv's bin; no generic name
     bin_dir = venv / 'bin'
     expected = sorted([f'denoc_{name}' for name in EXECUTABLES]
-                      + ['denoc_identify', 'denoc_excitation'])
+                      + ['denoc_identify', 'denoc_excitation', 'denoc_retime'])
     assert all(name.startswith('denoc_') for name in got['console_scripts']), got
     assert set(expected) <= set(got['console_scripts']), got['console_scripts']
     for name in got['console_scripts']:

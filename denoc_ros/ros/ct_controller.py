@@ -22,7 +22,7 @@ The law is the library's, in full (not feed-forward plus a separate PD):
 evaluated as one inverse dynamics at the servoed acceleration
 (:func:`denoc_ros.feedforward.computed_torque`). The desired state comes from the trajectory on
 ``~/reference`` (trajectory_msgs/JointTrajectory, all its points), sampled between points with
-Hermite polynomials (:class:`denoc_ros.ros.trajectory.TrajectorySampler`) at the time stamp of each
+Hermite polynomials (:mod:`denoc_ros.trajectories.sampling`) at the time stamp of each
 joint state: a trajectory stamped 0 starts at the first joint state after it arrives, otherwise at
 its header stamp. Before any trajectory, and after its end, it holds the last desired (at start:
 the first measured) positions. Efforts go out on ``~/commands`` (Float64MultiArray in ``joints``
@@ -67,10 +67,10 @@ from . import settings as parameters
 from ._main import spin_node
 from .conversions import JointMap
 from .settings import PER_JOINT, Spec
-from .trajectory import TrajectorySampler
 from ..description import read_description
 from ..errors import DenocError, InputError
 from ..feedforward import computed_torque
+from ..trajectories.sampling import TrajectorySampler
 from ..urdf import load_urdf
 
 
