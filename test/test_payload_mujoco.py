@@ -39,12 +39,12 @@ from pathlib import Path
 
 from conftest import require_oracle
 import denoc_ros as dr
+from denoc_ros import mujoco_arm
 from denoc_ros.identification.excitation import design_excitation
 from denoc_ros.identification.payload import PayloadWindow
 import numpy as np
 import pytest
 
-mujoco_arm = pytest.importorskip('denoc_ros.mujoco_arm')
 require_oracle('mujoco')
 
 URDF = Path(__file__).resolve().parents[1] / 'urdf' / 'ur5e.urdf'

@@ -25,7 +25,7 @@ equations (closed form, and an ODE in the angle with viscous friction); infeasib
 
 import logging
 
-from conftest import URDF_DIR
+from conftest import require_oracle, URDF_DIR
 import denoc_ros as dr
 from denoc_ros.errors import InputError
 from denoc_ros.friction import JointFriction
@@ -34,7 +34,7 @@ from denoc_ros.trajectories.sampling import TrajectorySampler
 import numpy as np
 import pytest
 
-pin = pytest.importorskip('pinocchio')
+pin = require_oracle('pinocchio')
 UR5E = URDF_DIR / 'ur5e.urdf'
 
 
@@ -167,7 +167,7 @@ def ur5e_retimed(ur5e):
 
 def toppra_duration(model, pm, pd, wp, coulomb=None):
     """Return toppra's duration on our path (SciPy's natural spline) under our limits."""
-    ta = pytest.importorskip('toppra')
+    ta = require_oracle('toppra')
     from toppra import algorithm, constraint
     logging.getLogger('toppra').setLevel(logging.ERROR)
     path = ta.SplineInterpolator(SplinePath(wp).knots, wp, bc_type='natural')

@@ -21,7 +21,7 @@ numbers are compared with the library calls, checked independently in test_traje
 and the retimed message's efforts with Pinocchio's RNEA.
 """
 
-from conftest import URDF_DIR
+from conftest import require_oracle, URDF_DIR
 import denoc_ros as dr
 import numpy as np
 import pytest
@@ -64,7 +64,7 @@ def message(model, t, q, qd=None, names=None):
 
 
 def test_retime_service_matches_the_library_in_message_order(model):
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     wp = waypoints()
     request = srv.RetimeTrajectory.Request()
     request.trajectory = message(model, np.arange(len(wp)), wp)
