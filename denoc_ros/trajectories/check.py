@@ -146,24 +146,28 @@ def check_trajectory(model, t, q, qd=None, qdd=None, effort_limits=None, frictio
                          f'({", ".join(model.joint_names)})')
     law = friction_law(model, friction)
     dense = np.arange(times[0], times[-1], check_period)
-    # At the points: what the points carry (the sampled values where they carry nothing).
-    _, pqd, pqdd = sampler.sample_many(times)
+    # At the points: what the points carry (the sampled values where they carry nothing),
+    # after the dense samples in the same arrays.
+    m, N = dense.size, times.size
+    if sampler.velocities is None or sampler.accelerations is None:
+        _, pqd, pqdd = sampler.sample_many(times)
     if sampler.velocities is not None:
         pqd = sampler.velocities
     if sampler.accelerations is not None:
         pqdd = sampler.accelerations
-    dq, dqd, dqdd = sampler.sample_many(dense)
-    Q, QD, QDD = (np.concatenate(pair) for pair in ((P, dq), (pqd, dqd), (pqdd, dqdd)))
+    Q, QD, QDD = sampler.sample_many(dense, m + N)
+    Q[m:], QD[m:], QDD[m:] = P, pqd, pqdd
     tau = efforts_of(model, Q, QD, QDD, law)
-    effort_ratio = ratios(tau, effort_limits)
-    velocity_ratio = ratios(QD, velocity_limits)
+    efforts = tau[m:].copy()
+    effort_ratio = np.abs(tau, out=tau)
+    effort_ratio /= effort_limits
     worst = np.unravel_index(int(np.argmax(effort_ratio)), effort_ratio.shape)
-    all_times = np.concatenate((times, dense))
+    all_times = np.concatenate((dense, times))
     max_effort = effort_ratio.max(axis=0)
-    max_velocity = velocity_ratio.max(axis=0)
+    max_velocity = np.maximum(QD.max(axis=0), -QD.min(axis=0)) / velocity_limits
     return TrajectoryCheck(
         joint_names=tuple(model.joint_names), max_effort_ratio=max_effort,
         max_velocity_ratio=max_velocity, worst_time=float(all_times[worst[0]]),
-        worst_joint=model.joint_names[worst[1]], efforts=tau[:times.size],
+        worst_joint=model.joint_names[worst[1]], efforts=efforts,
         feasible=bool(max_effort.max() <= 1.0 and max_velocity.max() <= 1.0),
         samples=int(tau.shape[0]))

@@ -548,9 +548,13 @@ class _DenseCheck:
             tau = efforts_of(self.problem.model, Q, QD, QDD, self.problem.law)
             group = out.owner[which]
             starts = np.flatnonzero(np.diff(group, prepend=-1))
-            for k, v in enumerate((tau, QDD, QD)):
-                self.worst[k, group[starts]] = np.maximum.reduceat(
-                    ratios(v, self.limits[k]), starts, axis=0)
+            for k, v in enumerate((tau, QDD, QD)):  # ratios in place (the arrays are ours)
+                if not np.any(np.isfinite(self.limits[k])):
+                    self.worst[k, group[starts]] = 0.0
+                    continue
+                v = np.abs(v, out=v)
+                v /= self.limits[k]
+                self.worst[k, group[starts]] = np.maximum.reduceat(v, starts, axis=0)
             self.count[group[starts]] = np.diff(np.append(starts, group.size))
         return self.worst
 
