@@ -72,7 +72,6 @@ class _Joint:
     mimic: Optional[str]
 
 
-
 def _finite(values, what, bound=None):
     """Return ``values`` as a float array; URDFError if NaN, infinite or beyond ``bound``."""
     array = np.asarray(values, dtype=float)
@@ -165,5 +164,3 @@ def _joint_dynamics(joint, what, notes):
                       f'{what} has a negative {name} ({value!r})')
         values.append(value)
     return tuple(values)
-
-

@@ -88,5 +88,3 @@ def _note_mimic(bodies, notes):
         if body.joint.mimic is not None:
             notes.add(f'joint {body.joint.name!r}', f'mimics {body.joint.mimic!r}; it is loaded '
                       'as an independent degree of freedom', glue=' ')
-
-

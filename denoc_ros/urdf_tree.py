@@ -46,7 +46,6 @@ class _Body:
     translation: np.ndarray
 
 
-
 class _Tree:
     """Topology of a URDF: the parent joint of every link and the child joints in file order."""
 
@@ -222,5 +221,3 @@ def _first_duplicate(names):
             return name
         seen.add(name)
     return None
-
-

@@ -230,4 +230,3 @@ def _children(element):
 def _tag(element):
     """Return the tag of an element ('' for comments and processing instructions)."""
     return element.tag if isinstance(element.tag, str) else ''
-
