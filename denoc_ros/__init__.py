@@ -36,6 +36,7 @@ from .floating_base import FloatingBaseModel, load_floating_base
 from .friction import (forward_dynamics_with_friction, friction_torques,
                        inverse_dynamics_with_friction)
 from .identification import inertial_parameters, with_inertial_parameters
+from .identification.payload import estimate_payload, PayloadEstimate
 from .model import Frame, PRISMATIC, REVOLUTE, RobotModel
 from .observer import ContactDetector, external_wrench, MomentumObserver, observe
 from .payload import attach_payload, detach_payload
@@ -45,13 +46,15 @@ from .urdf import load_urdf
 __all__ = [
     'attach_payload', 'cartesian_dynamics', 'CartesianDynamics', 'center_of_mass',
     'configuration_space_matrices', 'ContactDetector', 'convective_inertia_matrix',
-    'coriolis_matrix', 'coriolis_torques', 'DenocError', 'detach_payload', 'external_wrench',
+    'coriolis_matrix', 'coriolis_torques', 'DenocError', 'detach_payload', 'estimate_payload',
+    'external_wrench',
     'feedforward_terms', 'FeedforwardTerms', 'FloatingBaseModel', 'forward_dynamics',
     'forward_dynamics_cholesky', 'forward_dynamics_with_friction', 'Frame', 'frame_pose',
     'friction_torques', 'gravity_torques', 'inertial_parameters', 'InputError', 'inverse_dynamics',
     'inverse_dynamics_with_friction', 'jacobian', 'jacobian_dot_times_qd',
     'joint_reaction_wrenches', 'kinetic_energy', 'load_floating_base', 'load_urdf', 'mass_matrix',
-    'momentum', 'MomentumObserver', 'observe', 'PerformanceWarning', 'point_acceleration',
+    'momentum', 'MomentumObserver', 'observe', 'PayloadEstimate', 'PerformanceWarning',
+    'point_acceleration',
     'point_velocity', 'potential_energy', 'predict', 'PRISMATIC', 'regressor', 'REVOLUTE',
     'RobotModel', 'simulate', 'SimulationResult', 'total_energy', 'URDFError', 'URDFWarning',
     'with_inertial_parameters',

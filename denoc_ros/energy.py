@@ -31,6 +31,7 @@ axes: they give ``(...)`` for energies and ``(..., 3)`` for vectors.
 
 import numpy as np
 
+from .dynamics._packed import packed
 from .dynamics._state import finish, kernel_arrays, prepare
 from .dynamics.kinematics import body_states_batch
 from .errors import InputError
@@ -45,9 +46,9 @@ def body_states(model, q, qd=None):
     positions, ``w`` (B, nb, 3) angular velocities and ``v_c`` (B, nb, 3) mass-centre
     velocities, base (fixed) or world (floating) axes; ``nb = model.nbodies``.
     """
-    pk = model.packed
+    pk = packed(model)
     size = q.shape[0]
-    (q, qd), _ = kernel_arrays(model, (q, np.zeros((size, pk.n)) if qd is None else qd))
+    (q, qd), _ = kernel_arrays(model, (q, np.zeros((size, pk.nv)) if qd is None else qd))
     R = np.empty((size, pk.nb, 9))
     c = np.empty((size, pk.nb, 3))
     t = np.empty((size, pk.nb, 6))

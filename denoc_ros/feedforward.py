@@ -22,9 +22,13 @@ or at the measured one (``'measured'``: ``M(q)``, ``C(q, qd)``, ``g(q)``, the Ch
 Without a desired state the terms are taken at the measured state with zero desired
 acceleration: ``0``, ``C(q, qd) qd``, ``g(q)``.
 
-Joint friction, when a user asks for it, is added by :class:`denoc_ros.friction.JointFriction`:
-the URDF's viscous and Coulomb coefficients in the model of
-:func:`denoc_ros.friction.friction_torques`, checked once for a stream of velocities.
+Joint friction, when a user asks for it (``friction=``, e.g. a
+:class:`denoc_ros.friction.JointFriction`: the URDF's viscous and Coulomb coefficients in the
+model of :func:`denoc_ros.friction.friction_torques`, checked once for a stream of velocities),
+is a fourth term of the feed-forward, taken at the velocity of the state the terms are evaluated
+at (Craig's ``tau = M qdd + V + G + F``, seed 002); :func:`predict` subtracts it, at the
+measured velocity and held like the effort, from the effort it integrates.
+:func:`inverse_dynamics_terms` splits one inverse dynamics into the same three terms.
 
 A floating-base model works as everywhere in the library (states of ``nq`` and ``nv``, terms of
 ``nv``, the first six the base wrench); :func:`predict` then integrates on the free flyer's Lie
@@ -33,84 +37,100 @@ group (:func:`denoc_ros.simulate`). :func:`computed_torque` refuses it: its posi
 """
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
-from .dynamics import _compile as K
+from .dynamics import _compile
 from .dynamics import (coriolis_matrix, coriolis_torques, forward_dynamics, gravity_torques,
                        inverse_dynamics, mass_matrix)
-from .dynamics.aba import prediction_one
+from .dynamics._state import one_state
+from .dynamics.prediction import prediction_one
 from .errors import InputError
 from .model import RobotModel
 from .simulation import simulate
 
-_nd, _F8 = np.ndarray, K.FLOAT64
-_prediction_one = K.single_state(prediction_one, globals(), '_prediction_one', 'vvvfim')
+_prediction_one = _compile.single_state(prediction_one, globals(), '_prediction_one',
+                                        'vvvfim')
 
 EVALUATE_AT = ('desired', 'measured')
 
 
 @dataclass(frozen=True, eq=False)
 class FeedforwardTerms:
-    """The three terms of the feed-forward effort, each (nv,); ``total`` is their sum."""
+    """The terms of the feed-forward effort, each (nv,); ``total`` is their sum."""
 
     inertia: np.ndarray
     coriolis: np.ndarray
     gravity: np.ndarray
+    friction: Optional[np.ndarray] = None  # None: no friction asked for
 
     @property
     def total(self):
-        """Return inertia + coriolis + gravity."""
-        return self.inertia + self.coriolis + self.gravity
+        """Return inertia + coriolis + gravity (+ friction): a new array."""
+        total = self.inertia + self.coriolis + self.gravity
+        if self.friction is not None:
+            total += self.friction
+        return total
 
 
-def feedforward_terms(model, q, qd, desired=None, evaluate_at='desired'):
+def feedforward_terms(model, q, qd, desired=None, evaluate_at='desired', friction=None):
     """
     Return the :class:`FeedforwardTerms` at a measured state and an optional desired one.
 
     ``desired``: None, or ``(q_d, qd_d, qdd_d)``. ``evaluate_at``: ``'desired'`` or
-    ``'measured'`` (see the module docstring).
+    ``'measured'`` (see the module docstring). ``friction``: None, or a function of the joint
+    velocities returning the friction torques (a :class:`denoc_ros.friction.JointFriction`),
+    evaluated at ``qd_d`` with the terms at the desired state, else at the measured ``qd``.
     """
     if evaluate_at not in EVALUATE_AT:
         raise InputError(f'evaluate_at is {evaluate_at!r}; choose one of {EVALUATE_AT}')
     if desired is None:
         return FeedforwardTerms(np.zeros(model.nv), coriolis_torques(model, q, qd),
-                                gravity_torques(model, q))
+                                gravity_torques(model, q),
+                                None if friction is None else friction(qd))
     q_d, qd_d, qdd_d = desired
     if evaluate_at == 'desired':
-        gravity = gravity_torques(model, q_d)
-        coriolis = coriolis_torques(model, q_d, qd_d)
-        inertia = inverse_dynamics(model, q_d, qd_d, qdd_d) - coriolis - gravity
-        return FeedforwardTerms(inertia, coriolis, gravity)
+        terms = inverse_dynamics_terms(model, q_d, qd_d, qdd_d)
+        if friction is None:
+            return terms
+        return FeedforwardTerms(terms.inertia, terms.coriolis, terms.gravity, friction(qd_d))
     return FeedforwardTerms(mass_matrix(model, q) @ np.asarray(qdd_d, dtype=float),
                             coriolis_matrix(model, q, qd) @ np.asarray(qd_d, dtype=float),
-                            gravity_torques(model, q))
+                            gravity_torques(model, q), None if friction is None else friction(qd))
 
 
-def predict(model, q, qd, effort, horizon, substeps=1):
+def inverse_dynamics_terms(model, q, qd, qdd):
+    """Return ``tau = M qdd + C qd + g`` as :class:`FeedforwardTerms`: inertia = ID - C qd - g."""
+    gravity = gravity_torques(model, q)
+    coriolis = coriolis_torques(model, q, qd)
+    inertia = inverse_dynamics(model, q, qd, qdd) - coriolis - gravity
+    return FeedforwardTerms(inertia, coriolis, gravity)
+
+
+def predict(model, q, qd, effort, horizon, substeps=1, friction=None):
     """
     Return ``(q, qd, qdd)`` after ``horizon`` seconds of contact-free motion under ``effort``.
 
     The effort is held constant; the forward dynamics is integrated with ``substeps`` classical
     Runge-Kutta steps. ``horizon = 0`` gives the present state and ``qdd = FD(q, qd, effort)``.
-    A floating-base model takes ``q`` (7 + n), ``qd`` and ``effort`` (6 + n) and is integrated
-    by :func:`denoc_ros.simulate` (RK4 on the Lie group).
+    ``friction``: None, or a function of the joint velocities (a
+    :class:`denoc_ros.friction.JointFriction`); its torques at the present ``qd`` are subtracted
+    from the effort and held with it. A floating-base model takes ``q`` (7 + n), ``qd`` and
+    ``effort`` (6 + n) and is integrated by :func:`denoc_ros.simulate` (RK4 on the Lie group).
     """
     if horizon < 0:
         raise InputError(f'prediction horizon is {horizon}; it must be >= 0')
+    if friction is not None:
+        effort = effort - friction(qd)
     steps = max(1, int(substeps)) if horizon > 0 else 0
-    if (type(q) is _nd and type(qd) is _nd and type(effort) is _nd and q.ndim == 1
-            and qd.ndim == 1 and effort.ndim == 1 and q.dtype is _F8 and qd.dtype is _F8
-            and effort.dtype is _F8 and type(model) is RobotModel):
-        # One compiled call for the whole integration (see dynamics.aba.prediction_one); anything
-        # it refuses (bad input, a singular joint, an overflow) takes the checked path below.
-        try:
-            out = np.empty((3, model.packed.n))
-            status = _prediction_one(model.packed.handle, q, qd, effort, float(horizon), steps,
-                                     out)
-        except Exception:
-            status = K.BAD_INPUT
-        if not status:
+    pk = one_state(model, q, qd, effort)
+    if pk is not None:
+        # One compiled call for the whole integration (dynamics.prediction.prediction_one);
+        # anything it refuses (bad input, a singular joint, an overflow) takes the checked path
+        # below.
+        out = np.empty((3, pk.nv))
+        if not _prediction_one(pk.handle, q, qd, effort, float(horizon), steps, out):
             return out[0], out[1], out[2]
     q_h, qd_h = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     if horizon > 0:

@@ -16,15 +16,18 @@
 The immutable kinematic and inertial model of a tree of rigid bodies, with a fixed or free root.
 
 The model holds constants and topology only (Pinocchio's ``Model``); every algorithm is a free
-function of ``(model, q, qd, ...)`` and keeps its scratch data to itself.
+function of ``(model, q, qd, ...)``. The model imports nothing of the dynamics: the kernels'
+packed form of a model and its scratch space live in the dynamics layer
+(:mod:`denoc_ros.dynamics._packed`, Pinocchio's ``Data``).
 
 Conventions
 -----------
 * Bodies are numbered ``0 .. nbodies-1``, parents first (``parent[i] < i``); body ``i`` is the
   child link of its joint. ``-1`` is the fixed base (or the world), which is not a body index.
-* Joint types (dispatched in one place, :mod:`denoc_ros.dynamics.kinematics`): ``REVOLUTE`` and
-  ``PRISMATIC`` (one position, one velocity) and ``FREE_FLYER`` (the root of a floating-base
-  model only: seven positions, six velocities, Pinocchio's ``JointModelFreeFlyer``).
+* Joint types (:mod:`denoc_ros.joints`; dispatched in one place,
+  :mod:`denoc_ros.dynamics.kinematics`): ``REVOLUTE`` and ``PRISMATIC`` (one position, one
+  velocity) and ``FREE_FLYER`` (the root of a floating-base model only: seven positions, six
+  velocities, Pinocchio's ``JointModelFreeFlyer``).
 * Fixed-base model: body ``i`` is moved by joint ``i``; ``nq = nv = dof = nbodies = n``.
 * Floating-base model (:func:`denoc_ros.load_urdf` with ``floating_base=True``): body 0 is the
   root link (with the links welded to it) on a free-flyer joint, bodies ``1 .. n`` follow, and
@@ -46,19 +49,13 @@ Conventions
 """
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Dict, Optional, Tuple
 
 import numpy as np
 
 from .errors import InputError
-
-REVOLUTE = 0
-PRISMATIC = 1
-FREE_FLYER = 2
-JOINT_TYPE_NAMES = {REVOLUTE: 'revolute', PRISMATIC: 'prismatic', FREE_FLYER: 'free-flyer'}
-JOINT_NQ = {REVOLUTE: 1, PRISMATIC: 1, FREE_FLYER: 7}  # positions of each joint type
-JOINT_NV = {REVOLUTE: 1, PRISMATIC: 1, FREE_FLYER: 6}  # velocities (and forces)
+from .joints import (FREE_FLYER, JOINT_NQ, JOINT_NV, JOINT_TYPE_NAMES,  # noqa: F401
+                     PRISMATIC, REVOLUTE)
 
 
 @dataclass(frozen=True, eq=False)
@@ -151,17 +148,6 @@ class RobotModel:
         # Sizes, fixed with the model (read on every call of the node's hot path).
         floating = bool(free.size)
         put(self, '_sizes', (floating, dof + 7 if floating else dof, dof + 6 if floating else dof))
-
-    @cached_property
-    def packed(self):
-        """
-        Return the model packed into a few contiguous read-only arrays for the compiled kernels.
-
-        Computed on first use and kept (the model is immutable); see
-        :mod:`denoc_ros.dynamics._packed` for the layout.
-        """
-        from .dynamics._packed import pack_model
-        return pack_model(self)
 
     @property
     def dof(self) -> int:

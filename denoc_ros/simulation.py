@@ -202,8 +202,9 @@ def rk4(acceleration, q0, v0, t_final, steps, integrate=None):
     (steps + 1, nq), ``v`` (steps + 1, nv) at them, the initial state first.
 
     ``integrate(q, v, dt)`` maps a configuration and a velocity held for ``dt`` to the new
-    configuration; None (default): a vector space, ``q + v dt``, where this is the classical
-    RK4 scheme (Craig's state-space form, seed 002), evaluated by its usual formulas. Otherwise
+    configuration; None (default): a vector space, ``q + v dt``, where the scheme below is the
+    classical RK4 (Craig's state-space form, seed 002; the compiled
+    :func:`denoc_ros.dynamics.prediction.prediction_one` takes the same steps). Otherwise
     ``q`` lives on a Lie group (e.g. the free-flyer's ``q`` of 7 + n entries with its unit
     quaternion and ``v`` of 6 + n) and ``integrate`` must be the exponential map of the
     body-frame velocity, ``q exp(v dt)`` (Pinocchio's ``integrate``, as
@@ -228,23 +229,27 @@ def rk4(acceleration, q0, v0, t_final, steps, integrate=None):
     q = np.empty((steps + 1,) + q0.shape)
     v = np.empty((steps + 1,) + v0.shape)
     q[0], v[0] = q0, v0
+    if integrate is None:
+        integrate = _vector_step
     for k in range(steps):
         tk, x, v1 = t[k], q[k], v[k]
         a1 = acceleration(tk, x, v1)
         v2 = v1 + 0.5 * h * a1
-        x2 = x + 0.5 * h * v1 if integrate is None else integrate(x, v1, 0.5 * h)
+        x2 = integrate(x, v1, 0.5 * h)
         a2 = acceleration(tk + 0.5 * h, x2, v2)
         v3 = v1 + 0.5 * h * a2
-        x3 = x + 0.5 * h * v2 if integrate is None else integrate(x, v2, 0.5 * h)
+        x3 = integrate(x, v2, 0.5 * h)
         a3 = acceleration(tk + 0.5 * h, x3, v3)
         v4 = v1 + h * a3
-        x4 = x + h * v3 if integrate is None else integrate(x2, v3 - 0.5 * v1, h)
+        x4 = integrate(x2, v3 - 0.5 * v1, h)
         a4 = acceleration(tk + h, x4, v4)
-        if integrate is None:
-            q[k + 1] = x + h / 6.0 * (v1 + 2.0 * v2 + 2.0 * v3 + v4)
-        else:
-            early = 3.0 * v1 + 2.0 * v2 + 2.0 * v3 - v4
-            late = -v1 + 2.0 * v2 + 2.0 * v3 + 3.0 * v4
-            q[k + 1] = integrate(integrate(x, early, h / 12.0), late, h / 12.0)
+        early = 3.0 * v1 + 2.0 * v2 + 2.0 * v3 - v4
+        late = -v1 + 2.0 * v2 + 2.0 * v3 + 3.0 * v4
+        q[k + 1] = integrate(integrate(x, early, h / 12.0), late, h / 12.0)
         v[k + 1] = v1 + h / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
     return t, q, v
+
+
+def _vector_step(q, v, dt):
+    """Return ``q + v dt``: a configuration in a vector space moved at ``v`` for ``dt``."""
+    return q + v * dt

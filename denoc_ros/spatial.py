@@ -16,7 +16,8 @@
 Spatial algebra: the elementary rotation, quaternion and rigid-body inertia helpers, once.
 
 Every module of the library takes these from here (NumPy; the compiled kernels inline their
-own scalar arithmetic). Conventions, stated once for the whole library:
+own scalar arithmetic, except the quaternion's rotation, :func:`quaternion_rotation`, which
+they compile from here). Conventions, stated once for the whole library:
 
 * **Spatial 6-vectors at the public API are [linear; angular]**, as in Pinocchio: twists
   ``[v; w]`` (linear velocity of a named point, angular velocity), wrenches ``[force; torque]``
@@ -44,7 +45,8 @@ from .errors import InputError
 __all__ = [
     'axis_rotation', 'check_inertial', 'combine_inertials', 'free_flyer_rate',
     'integrate_free_flyer', 'matrix_to_quaternion', 'parallel_axis', 'quaternion_product',
-    'quaternion_to_matrix', 'read_only', 'rotate_inertia', 'rpy_to_matrix', 'skew',
+    'quaternion_rotation', 'quaternion_to_matrix', 'read_only', 'rotate_inertia',
+    'rpy_to_matrix', 'skew',
 ]
 
 
@@ -99,24 +101,27 @@ def rpy_to_matrix(rpy):
 # Quaternions (x y z w)
 # ---------------------------------------------------------------------------------------------
 
+def quaternion_rotation(x, y, z, w):
+    """
+    Return the rotation of the quaternion x y z w as its 9 entries (row-major), normalised.
+
+    ``s = 2 / |q|^2``, ``R = 1 - s [[y^2 + z^2, ...]] ...`` (the Euler-Rodrigues form). Plain
+    arithmetic on numbers or arrays alike: the compiled free-flyer kinematics
+    (:mod:`denoc_ros.dynamics.kinematics`) compiles this same function.
+    """
+    s = 2.0 / (x * x + y * y + z * z + w * w)
+    return (1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w),
+            s * (x * y + z * w), 1.0 - s * (x * x + z * z), s * (y * z - x * w),
+            s * (x * z - y * w), s * (y * z + x * w), 1.0 - s * (x * x + y * y))
+
+
 def quaternion_to_matrix(quat):
     """Return the rotation matrices (..., 3, 3) of quaternions (x, y, z, w), normalised first."""
     q = np.asarray(quat, dtype=float)
     if q.shape[-1:] != (4,):
         raise InputError(f'a quaternion has 4 entries (x, y, z, w), got shape {q.shape}')
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    R = np.empty(q.shape[:-1] + (3, 3))
-    R[..., 0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    R[..., 0, 1] = 2.0 * (x * y - z * w)
-    R[..., 0, 2] = 2.0 * (x * z + y * w)
-    R[..., 1, 0] = 2.0 * (x * y + z * w)
-    R[..., 1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    R[..., 1, 2] = 2.0 * (y * z - x * w)
-    R[..., 2, 0] = 2.0 * (x * z - y * w)
-    R[..., 2, 1] = 2.0 * (y * z + x * w)
-    R[..., 2, 2] = 1.0 - 2.0 * (x * x + y * y)
-    return R
+    entries = quaternion_rotation(q[..., 0], q[..., 1], q[..., 2], q[..., 3])
+    return np.stack(entries, axis=-1).reshape(q.shape[:-1] + (3, 3))
 
 
 def matrix_to_quaternion(R):

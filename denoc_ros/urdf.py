@@ -46,7 +46,8 @@ import warnings
 import numpy as np
 
 from .errors import InputError, URDFError, URDFWarning
-from .model import Frame, FREE_FLYER, RobotModel
+from .joints import FREE_FLYER
+from .model import Frame, RobotModel
 from .spatial import read_only, rpy_to_matrix
 from .urdf_elements import _joint_from_urdf, _link_inertial, MOVABLE_TYPES
 from .urdf_judgement import _check_moving_mass, _judge_inertia, _note_mimic

@@ -28,7 +28,7 @@ from typing import Optional
 import numpy as np
 
 from .errors import URDFError
-from .model import PRISMATIC, REVOLUTE
+from .joints import PRISMATIC, REVOLUTE
 from .spatial import rotate_inertia, rpy_to_matrix
 from .urdf_notes import _fmt
 

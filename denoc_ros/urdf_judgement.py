@@ -26,7 +26,7 @@ check in :func:`denoc_ros.urdf_tree._lump_inertials`.
 
 import numpy as np
 
-from .model import REVOLUTE
+from .joints import REVOLUTE
 from .spatial import parallel_axis
 from .urdf_elements import MOVABLE_TYPES
 from .urdf_notes import _fmt

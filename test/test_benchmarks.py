@@ -25,6 +25,7 @@ import pathlib
 import subprocess
 import sys
 
+from conftest import require_oracle, venv_executable
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -44,7 +45,7 @@ def run(args, timeout):
 @pytest.mark.slow
 def test_run_quick_prints_every_table(tmp_path):
     """benchmarks/run.py --quick: every section's table, and the markdown copy."""
-    pytest.importorskip('pinocchio')
+    require_oracle('pinocchio')
     pytest.importorskip('roboticstoolbox')
     markdown = tmp_path / 'bench.md'
     out = run([str(BENCHMARKS / 'run.py'), '--quick', '--output', str(markdown)], timeout=180)
@@ -71,9 +72,7 @@ def test_run_quick_prints_every_table(tmp_path):
 @pytest.mark.slow
 def test_node_latency_short_run_prints_its_report():
     """benchmarks/node_latency.py --duration 2 --rate 200 drives node and relay to the end."""
-    pytest.importorskip('rclpy')
-    if not (pathlib.Path(sys.executable).parent / 'denoc_dynamics_node').exists():
-        pytest.skip('denoc_dynamics_node is not installed next to the interpreter (make test)')
+    venv_executable('denoc_dynamics_node')  # the scripts start it: the tree's copy?
     out = run([str(BENCHMARKS / 'node_latency.py'), '--duration', '2', '--rate', '200'],
               timeout=150)
     assert 'Node latency: 7-joint JointState at 200 Hz for 2 s per target' in out, out
@@ -97,9 +96,7 @@ def table_row(out, label):
 @pytest.mark.slow
 def test_node_latency_rounds_with_every_output_subscribed():
     """--rounds 2 --subscribe-all --drain-limit 0: no message lost, every extra output used."""
-    pytest.importorskip('rclpy')
-    if not (pathlib.Path(sys.executable).parent / 'denoc_dynamics_node').exists():
-        pytest.skip('denoc_dynamics_node is not installed next to the interpreter (make test)')
+    venv_executable('denoc_dynamics_node')  # the scripts start it: the tree's copy?
     out = run([str(BENCHMARKS / 'node_latency.py'), '--duration', '2', '--rate', '200',
                '--rounds', '2', '--subscribe-all', '--drain-limit', '0'], timeout=150)
     assert ('Node latency: 7-joint JointState at 200 Hz for 2 s per target in 2 rounds '

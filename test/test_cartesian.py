@@ -30,7 +30,7 @@ Cartesian quantities, each checked against something independent.
 
 import dataclasses
 
-from conftest import bundled_urdfs, example_robot, URDF_DIR
+from conftest import bundled_urdfs, example_robot, require_oracle, URDF_DIR
 import denoc_ros as dr
 from denoc_ros.dynamics import cartesian_dynamics, CartesianDynamics, frame_pose, jacobian, \
     jacobian_dot_times_qd, point_acceleration, point_velocity
@@ -39,7 +39,7 @@ import pytest
 from robots_for_tests import assert_close, make_model, PinocchioMap, random_rotation, \
     random_state, rng_for, to_pinocchio
 
-pin = pytest.importorskip('pinocchio')
+pin = require_oracle('pinocchio')
 
 TOL = 1e-9      # against Pinocchio and closed forms
 FD_TOL = 1e-6   # against central finite differences

@@ -17,7 +17,7 @@
 from conftest import bundled_urdfs
 import denoc_ros as dr
 from denoc_ros.feedforward import computed_torque
-from denoc_ros.ros.mujoco_arm import mujoco_urdf, MujocoArm
+from denoc_ros.mujoco_arm import mujoco_urdf, MujocoArm
 from denoc_ros.ros.trajectory import TrajectorySampler
 import numpy as np
 import pytest

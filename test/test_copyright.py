@@ -33,6 +33,12 @@ REQUIRED = ('Copyright 2026 The denoc_ros Authors',
             'http://www.apache.org/licenses/LICENSE-2.0')
 
 
+def venv_dirs():
+    """Return the virtual environments in the repository (any name: .venv, .venv-jazzy, ...)."""
+    return {cfg.parent.relative_to(REPO).parts
+            for pattern in ('*/pyvenv.cfg', '*/*/pyvenv.cfg') for cfg in REPO.glob(pattern)}
+
+
 def source_files():
     """Return the repository's source files (tracked by git when git is available)."""
     try:
@@ -42,6 +48,9 @@ def source_files():
     except (OSError, subprocess.CalledProcessError):
         candidates = [p for p in REPO.rglob('*')
                       if not SKIP_DIRS.intersection(p.relative_to(REPO).parts)]
+    venvs = venv_dirs()
+    candidates = [p for p in candidates
+                  if not any(p.relative_to(REPO).parts[:len(v)] == v for v in venvs)]
     return sorted(p for p in candidates if p.is_file() and (
         p.suffix in SOURCE_SUFFIXES or p.name in SOURCE_NAMES or p.parent.name == '.ci'))
 

@@ -147,22 +147,18 @@ def _read_craig_urdf(path):
 
 def test_craig_rr_from_bundled_urdf_matches_closed_form_1e_10():
     path = pathlib.Path(URDF_DIR) / 'craig_rr.urdf'
-    if not path.exists():
-        pytest.skip('urdf/craig_rr.urdf is not bundled yet')
+    assert path.exists(), 'urdf/craig_rr.urdf is bundled'
     info = _read_craig_urdf(path)
     # The closed form needs the masses on the link lines (point masses or rods along them).
     x1 = info['x1'] / np.linalg.norm(info['x1'])
     l2 = float(np.linalg.norm(info['com2']))
-    if not (np.allclose(info['com1'], info['l1'] * x1, atol=1e-12)
-            and np.allclose(info['com2'], l2 * x1, atol=1e-12)):
-        pytest.skip('craig_rr.urdf does not put the masses at the link ends along the links')
+    assert (np.allclose(info['com1'], info['l1'] * x1, atol=1e-12)
+            and np.allclose(info['com2'], l2 * x1, atol=1e-12)), \
+        'craig_rr.urdf must put the masses on the link lines, as the closed form assumes'
     g = 9.81
     # Along -y0 of Craig's figure (y0 = z0 x x0), expressed in the URDF's base frame.
     gravity = -g * info['R0'] @ np.cross(info['axis'], x1)
-    try:
-        model = dr.load_urdf(str(path), gravity=tuple(gravity))
-    except NotImplementedError:
-        pytest.skip('denoc_ros.load_urdf is not written yet')
+    model = dr.load_urdf(str(path), gravity=tuple(gravity))
     assert model.dof == 2
     params = {'l1': info['l1'], 'l2': l2, 'm1': info['m1'], 'm2': info['m2'], 'g': g,
               'izz1': info['izz1'], 'izz2': info['izz2']}

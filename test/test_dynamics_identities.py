@@ -34,14 +34,11 @@ CASES = list(MODEL_CASES) + [f'urdf/{p.name}' for p in bundled_urdfs()]
 
 
 def load_case(case):
-    """Return the model of a test case: a random tree, or a bundled URDF (skip if no loader)."""
+    """Return the model of a test case: a random tree, or a bundled URDF."""
     if not case.startswith('urdf/'):
         return make_model(case)
     path = [p for p in bundled_urdfs() if p.name == case[5:]][0]
-    try:
-        return dr.load_urdf(str(path))
-    except NotImplementedError:
-        pytest.skip('denoc_ros.load_urdf is not written yet')
+    return dr.load_urdf(str(path))
 
 
 @pytest.fixture(params=CASES)

@@ -23,7 +23,7 @@ example-robot-data read by ``pin.buildModelFromUrdf`` (Panda tree, Panda chain t
 UR5). Joints are mapped by name.
 """
 
-from conftest import bundled_urdfs, example_robot
+from conftest import bundled_urdfs, example_robot, require_oracle
 import denoc_ros as dr
 import numpy as np
 import pytest
@@ -31,7 +31,7 @@ from robots_for_tests import assert_close, make_model, MODEL_CASES, PinocchioMap
     random_state, rng_for, to_pinocchio, to_urdf
 
 
-pin = pytest.importorskip('pinocchio')
+pin = require_oracle('pinocchio')
 
 TOL = 1e-9
 
@@ -83,19 +83,8 @@ def test_gravity_along_an_arbitrary_direction_1e_9():
     compare_with_pinocchio(model, to_pinocchio(model), 'gravity')
 
 
-def require_loader():
-    """Skip the calling test while denoc_ros.load_urdf is a placeholder."""
-    try:
-        dr.load_urdf('<robot name="r"><link name="a"/></robot>')
-    except NotImplementedError:
-        pytest.skip('denoc_ros.load_urdf is not written yet')
-    except Exception:   # noqa: B902 - a loader that exists but rejects a link-only robot
-        pass
-
-
 @pytest.mark.parametrize('case', list(MODEL_CASES))
 def test_random_trees_through_urdf_both_parsers_1e_9(case):
-    require_loader()
     model = make_model(case, seed=7)
     text = to_urdf(model)
     ours = dr.load_urdf(text)
@@ -104,7 +93,6 @@ def test_random_trees_through_urdf_both_parsers_1e_9(case):
 
 
 def test_panda_whole_tree_1e_9():
-    require_loader()
     path = example_robot('panda_description/urdf/panda.urdf')
     with pytest.warns(UserWarning, match='panda_finger_joint2'):    # a mimic joint (DESIGN.md)
         model = dr.load_urdf(str(path))
@@ -113,7 +101,6 @@ def test_panda_whole_tree_1e_9():
 
 
 def test_panda_chain_to_link8_fingers_locked_1e_9():
-    require_loader()
     path = example_robot('panda_description/urdf/panda.urdf')
     model = dr.load_urdf(str(path), tip_link='panda_link8')
     assert model.joint_names == tuple(f'panda_joint{k}' for k in range(1, 8))
@@ -124,7 +111,6 @@ def test_panda_chain_to_link8_fingers_locked_1e_9():
 
 
 def test_ur5_1e_9():
-    require_loader()
     path = example_robot('ur_description/urdf/ur5_robot.urdf')
     model = dr.load_urdf(str(path))
     assert model.dof == 6
@@ -133,6 +119,5 @@ def test_ur5_1e_9():
 
 @pytest.mark.parametrize('path', bundled_urdfs(), ids=lambda p: p.name)
 def test_bundled_urdfs_1e_9(path):
-    require_loader()
     model = dr.load_urdf(str(path))
     compare_with_pinocchio(model, pin.buildModelFromUrdf(str(path)), path.name, q_scale=1.0)

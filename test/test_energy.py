@@ -32,7 +32,7 @@ robots (set DENOC_SLOW_TESTS=1, ~70 s), RK4 1e-14 .. 5.5e-7 (saha_planar_3r) and
 
 import os
 
-from conftest import bundled_urdfs
+from conftest import bundled_urdfs, require_oracle
 import denoc_ros as dr
 from denoc_ros.energy import center_of_mass, kinetic_energy, momentum, potential_energy, \
     total_energy
@@ -112,7 +112,7 @@ def test_bad_input_raises_input_error():
 
 @pytest.mark.parametrize('name', sorted(URDFS))
 def test_momentum_and_center_of_mass_against_pinocchio_1e_10(name):
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     model = load(name)
     pmodel = pin.buildModelFromUrdf(str(URDFS[name]))
     data = pmodel.createData()
@@ -281,7 +281,7 @@ def floating_state(model, rng, size=()):
 
 def test_floating_energy_momentum_and_center_of_mass_1e_10():
     """T = v^T H v / 2, dU/dt = g(q) . v, and Pinocchio's free-flyer COM and momentum."""
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     path = str(URDFS['space_robot'])
     model = dr.load_urdf(path, floating_base=True, gravity=(1.2, -0.7, -9.81))
     pmodel = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())

@@ -37,13 +37,14 @@ import pathlib
 import re
 import warnings
 
+from conftest import require_oracle
 import denoc_ros as dr
 from denoc_ros.errors import InputError, URDFWarning
 from denoc_ros.resources import example_robot_data_dir
 import numpy as np
 import pytest
 
-pin = pytest.importorskip('pinocchio')
+pin = require_oracle('pinocchio')
 
 TOL = 1e-9
 DIRECT_COND = 1e6    # condition number of M below which accelerations are compared directly

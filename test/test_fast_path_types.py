@@ -24,6 +24,7 @@ memory. The reference is the checked batch path, called with a batch of one.
 import os
 
 import denoc_ros as dr
+from denoc_ros.dynamics._packed import PACKED, packed, PackedModel
 from denoc_ros.resources import bundled_urdf
 import numpy as np
 import pytest
@@ -153,11 +154,13 @@ def test_single_state_calls_reach_the_compiled_entry_point(model):
         function(model, *[rng.uniform(-1.0, 1.0, model.dof) for _ in range(count)])
     dr.inverse_dynamics(model, *[np.zeros(model.dof)] * 3, np.zeros((model.dof, 6)))
     dr.predict(model, *[np.zeros(model.dof)] * 3, 0.01)
+    dr.regressor(model, *[np.zeros(model.dof)] * 3)
     holders = {'denoc_ros.dynamics.rnea': ('_newton_euler_one', '_gravity_torques_one'),
                'denoc_ros.dynamics.crba': ('_mass_matrix_one',),
                'denoc_ros.dynamics.aba': ('_forward_dynamics_one',),
-               'denoc_ros.dynamics.coriolis': ('_coriolis_matrix_one',
-                                               '_convective_inertia_matrix_one'),
+               'denoc_ros.dynamics.coriolis': ('_coriolis_matrix_one',),
+               'denoc_ros.dynamics.convective': ('_convective_inertia_matrix_one',),
+               'denoc_ros.dynamics.regressor': ('_regressor_one',),
                'denoc_ros.dynamics.jacobian': ('_jacobian_one',),
                'denoc_ros.feedforward': ('_prediction_one',)}
     for module_name, names in holders.items():
@@ -192,8 +195,76 @@ def test_models_keep_their_own_scratch_space(model):
                 fast = function(m, *states[:count])
                 checked = function(m, *[s[None] for s in states[:count]])[0]
                 np.testing.assert_array_equal(fast, checked, err_msg=name)
-    assert copies[0].packed is model.packed  # a shallow copy shares it
-    for m in copies[1:]:  # the others bring their own handle, not an address of the original
-        assert m.packed.handle != model.packed.handle
-        np.testing.assert_array_equal(m.packed.reals, model.packed.reals)
-        assert not m.packed.ints.flags.writeable and not m.packed.reals.flags.writeable
+    for m in copies:  # each copy has its own packed form and handle, not the original's
+        assert packed(m) is not packed(model)
+        assert packed(m).handle != packed(model).handle
+        np.testing.assert_array_equal(packed(m).reals, packed(model).reals)
+        assert not packed(m).ints.flags.writeable and not packed(m).reals.flags.writeable
+
+
+def test_the_packed_form_lives_apart_from_the_model_and_dies_with_it():
+    """The model holds no kernel form or scratch; its cache entry goes when the model goes."""
+    import gc
+    m = dr.load_urdf(bundled_urdf('ur5e'))
+    dr.mass_matrix(m, np.zeros(m.dof))
+    key = id(m)
+    assert PACKED[key] is packed(m)
+    assert not any(isinstance(v, PackedModel) for v in vars(m).values())
+    del m
+    gc.collect()
+    assert key not in PACKED
+    with pytest.raises(dr.InputError, match='RobotModel'):  # the dead model's data is not reused
+        dr.mass_matrix(None, np.zeros(6))
+
+
+# Every single-state fast path: (module, the kernel entry it calls, a call of the public function).
+FAST_PATHS = [
+    ('rnea', '_newton_euler_one', lambda m, x: dr.inverse_dynamics(m, x, x, x)),
+    ('rnea', '_newton_euler_one', lambda m, x: dr.coriolis_torques(m, x, x)),
+    ('rnea', '_gravity_torques_one', lambda m, x: dr.gravity_torques(m, x)),
+    ('crba', '_mass_matrix_one', lambda m, x: dr.mass_matrix(m, x)),
+    ('aba', '_forward_dynamics_one', lambda m, x: dr.forward_dynamics(m, x, x, x)),
+    ('coriolis', '_coriolis_matrix_one', lambda m, x: dr.coriolis_matrix(m, x, x)),
+    ('convective', '_convective_inertia_matrix_one',
+     lambda m, x: dr.convective_inertia_matrix(m, x, x)),
+    ('jacobian', '_jacobian_one', lambda m, x: dr.jacobian(m, x)),
+    ('regressor', '_regressor_one', lambda m, x: dr.regressor(m, x, x, x)),
+]
+
+
+class KernelFault(Exception):
+    """Raised by a kernel entry replaced for the test."""
+
+
+@pytest.mark.parametrize('module, entry, call', FAST_PATHS,
+                         ids=[f'{m}.{e}' for m, e, _ in FAST_PATHS])
+def test_an_error_inside_a_fast_path_is_raised_not_retried(model, monkeypatch, module, entry,
+                                                           call):
+    """A kernel that raises on the fast path surfaces its error (no silent slow-path result)."""
+    import importlib
+    target = importlib.import_module(f'denoc_ros.dynamics.{module}')
+    calls = []
+
+    def broken(*args):
+        calls.append(args)
+        raise KernelFault(entry)
+    call(model, np.zeros(model.dof))  # readies the entry point
+    monkeypatch.setattr(target, entry, broken)
+    with pytest.raises(KernelFault):
+        call(model, np.zeros(model.dof))
+    assert len(calls) == 1
+    call(model, [0.0] * model.dof)  # a list takes the checked path: the entry is not called
+    assert len(calls) == 1
+
+
+def test_an_error_inside_the_prediction_fast_path_is_raised(model, monkeypatch):
+    """The prediction's compiled RK4 raising surfaces too."""
+    import denoc_ros.feedforward as feedforward
+
+    def broken(*args):
+        raise KernelFault('prediction')
+    x = np.zeros(model.dof)
+    feedforward.predict(model, x, x, x, 0.01)
+    monkeypatch.setattr(feedforward, '_prediction_one', broken)
+    with pytest.raises(KernelFault):
+        feedforward.predict(model, x, x, x, 0.01)

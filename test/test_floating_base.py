@@ -33,14 +33,14 @@ Free-floating-base dynamics (``denoc_ros.floating_base``), checked against indep
 
 import math
 
-from conftest import example_robot, URDF_DIR
+from conftest import example_robot, require_oracle, URDF_DIR
 import denoc_ros as dr
 from denoc_ros import floating_base as fb
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-pin = pytest.importorskip('pinocchio')
+pin = require_oracle('pinocchio')
 
 TOL = 1e-9
 SPACE_ROBOT = URDF_DIR / 'space_robot.urdf'

@@ -45,12 +45,12 @@ momentum in zero gravity under joint torques; and the errors of bad input.
 import collections
 import warnings
 
-from conftest import example_robot, URDF_DIR
+from conftest import example_robot, require_oracle, URDF_DIR
 import denoc_ros as dr
 import numpy as np
 import pytest
 
-pin = pytest.importorskip('pinocchio')
+pin = require_oracle('pinocchio')
 
 TOL = 1e-9
 # Central differences of M along a path, 4th-order stencil, step FD_STEP: truncation ~ h^4 and

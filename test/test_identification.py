@@ -29,18 +29,19 @@ The identification core against independent references.
 
 import warnings
 
-from conftest import example_robot
+from conftest import example_robot, require_oracle
 import denoc_ros as dr
 from denoc_ros.errors import DataError, InputError
 from denoc_ros.identification.base import base_parameters
 from denoc_ros.identification.estimation import (least_squares, NormalEquations,
                                                  physical_margin, physically_consistent)
-from denoc_ros.identification.parameters import joint_columns, ParameterLayout, parameters_of
+from denoc_ros.identification.parameters import (DEFAULT_SMOOTHING, joint_columns, ParameterLayout,
+                                                 parameters_of)
 from denoc_ros.identification.urdf_output import identified_urdf
 import numpy as np
 import pytest
 
-pin = pytest.importorskip('pinocchio')
+pin = require_oracle('pinocchio')
 
 BUNDLED = ('panda', 'ur5e')
 
@@ -257,6 +258,63 @@ def test_physical_fit_matches_an_independent_solver():
     print(f'\nobjective: ours {ours:.8g}, SLSQP {theirs:.8g} (unconstrained optimum 0)')
     assert ours <= theirs * (1 + 1e-4)
     assert ours > 0.0
+
+
+def test_physical_fit_bounds_friction_and_stays_optimal():
+    """
+    Data implying negative friction: viscous and Coulomb come out >= 0, the rest optimal.
+
+    The planar arm's efforts carry viscous [-0.3, -0.2] and Coulomb [-0.5, -0.4] (physical
+    inertials), so the friction bounds bind, and the inertials must take up what friction cannot
+    (pushing link 2 onto its own physical boundary). The reference is SciPy's SLSQP from the
+    nominal parameters on the same objective (data plus the fit's weak prior), with the
+    pseudo-inertias' margins as constraints and friction bounded at 0. Objectives agree to 1e-9
+    of the data's total square, base parameters to 1e-6 of the largest.
+    """
+    from scipy.optimize import minimize
+    model = planar_arm()
+    layout = ParameterLayout.of(model, ('viscous', 'coulomb'))
+    base = base_parameters(layout, model)
+    rng = np.random.default_rng(24)
+    q, qd, qdd = rng.uniform(-2, 2, (3, 400, 2))
+    viscous, coulomb = np.array([-0.3, -0.2]), np.array([-0.5, -0.4])
+    tau = (dr.inverse_dynamics(model, q, qd, qdd) + viscous * qd
+           + coulomb * np.tanh(qd / DEFAULT_SMOOTHING))
+    normal = NormalEquations(2, layout.size)
+    normal.add(layout.regressor(model, q, qd, qdd), tau)
+    fit = physically_consistent(normal, layout, model)
+    assert fit.message == 'converged'
+    A, b, c = normal.combined()
+    nominal, scale = np.array(layout.nominal), fit.scale
+
+    def objective(x):  # x = theta / scale; the data part plus the weak prior, over c
+        theta = x * scale
+        return float(theta @ A @ theta - 2 * b @ theta + c
+                     + fit.prior_weight * np.sum(((theta - nominal) / scale) ** 2)) / c
+
+    def gradient(x):
+        theta = x * scale
+        prior = fit.prior_weight * (theta - nominal) / scale ** 2
+        return 2.0 * scale * (A @ theta - b + prior) / c
+    constraints = [{'type': 'ineq',
+                    'fun': lambda x, i=i: physical_margin((x * scale)[10 * i:10 * i + 10])}
+                   for i in range(2)]
+    reference = minimize(objective, nominal / scale, jac=gradient, method='SLSQP',
+                         constraints=constraints, bounds=[(None, None)] * 20 + [(0.0, None)] * 4,
+                         options={'maxiter': 5000, 'ftol': 1e-16})
+    assert reference.success, reference.message
+    theirs = reference.x * scale
+    ours, expected = base(fit.theta), base(theirs)
+    deviation = np.abs(ours - expected).max() / np.abs(expected).max()
+    print(f'\nfriction (viscous, Coulomb): ours {fit.theta[20:]}, SLSQP {theirs[20:]}')
+    print(f'objective / c: ours {objective(fit.theta / scale):.12g}, SLSQP '
+          f'{objective(reference.x):.12g}; base parameters apart by {deviation:.3g} of the '
+          'largest')
+    assert np.all(fit.theta[20:] >= 0.0)
+    assert np.all(fit.theta[20:] < 1e-6 * scale[20:])       # at the bound, as SciPy's
+    assert abs(objective(fit.theta / scale) - objective(reference.x)) < 1e-9
+    assert deviation < 1e-6
+    assert all(physical_margin(fit.theta[10 * i:10 * i + 10]) > 0.0 for i in range(2))
 
 
 def test_physical_fit_converges_for_every_arm():

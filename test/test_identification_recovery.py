@@ -36,6 +36,7 @@ viscous 5-40 % high) and the held-out NRMSE was 1.9 %.
 
 import json
 
+from conftest import require_oracle
 import denoc_ros as dr
 from denoc_ros.description import read_description
 from denoc_ros.identification.bags import write_bag
@@ -47,7 +48,7 @@ from denoc_ros.tools import identify as cli
 import numpy as np
 import pytest
 
-mujoco = pytest.importorskip('mujoco')
+mujoco = require_oracle('mujoco')
 
 RATE = 1000.0
 SMOOTHING = 1e-3  # the friction model's tanh velocity scale (denoc_ros.friction)
@@ -80,7 +81,7 @@ def motion(rng, n, duration, harmonics=5, base=0.1):
 
 def mujoco_efforts(true_text, true, q, qd, qdd):
     """Return MuJoCo's inverse dynamics of the true arm plus its friction (formula)."""
-    from denoc_ros.ros.mujoco_arm import MujocoArm
+    from denoc_ros.mujoco_arm import MujocoArm
     arm = MujocoArm(true_text, gravity=true.gravity)
     order = [arm.joint_names.index(j) for j in true.joint_names]
     qpos, dof = arm._qpos[order], arm._dof[order]

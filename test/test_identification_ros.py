@@ -141,7 +141,9 @@ def run_loop(procs, tmp_path, name, sim_urdf, controller_urdf, trajectory, durat
     sim = procs.start(
         'sim_arm', '-p', f'urdf_path:={sim_urdf}', '-p', f'initial_positions:={ros_list(START)}',
         '-p', 'lockstep:=true', '-p', 'real_time:=false', '-p', f'duration:={duration}',
-        '-p', f'log_file:={log_file}', '-p', 'wait_for_peers:=60.0')
+        '-p', f'log_file:={log_file}', '-p', 'wait_for_peers:=60.0',
+        # the controller's joint-state subscription, and the recorder's if there is one
+        '-p', f'wait_for_subscribers:={1 if recorder is None else 2}')
     if recorder is not None:
         # sim_arm waits for a command publisher too: the recorder is matched before it starts.
         end = time.monotonic() + 60

@@ -26,7 +26,7 @@ The Lagrange / inner-product reference (Feng 1986, seed 004) against DeNOC and a
   l2 = 0.8, m1 = 2.0, m2 = 1.5, q = theta, gravity along -y0), 1e-12 relative.
 """
 
-from conftest import bundled_urdfs, URDF_DIR
+from conftest import bundled_urdfs, require_oracle, URDF_DIR
 import denoc_ros as dr
 from denoc_ros.lagrange import inner_product_trace, lagrange_coriolis_coefficients, \
     lagrange_coriolis_torques, lagrange_gravity_torques, lagrange_inverse_dynamics, \
@@ -78,7 +78,7 @@ def random_q(model, rng):
 @pytest.mark.parametrize('path', bundled_urdfs(), ids=lambda p: p.name)
 def test_link_transforms_match_pinocchio_placements_1e_12(path):
     """The reference's own forward kinematics against Pinocchio's joint placements oMi."""
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     model = dr.load_urdf(str(path))
     pmodel = pin.buildModelFromUrdf(str(path))
     data = pmodel.createData()

@@ -70,12 +70,13 @@ def test_launch_file_structure(path):
 
 def test_dynamics_yaml_matches_node():
     """config/dynamics.yaml holds declared parameters only, each at the node's own default."""
-    from denoc_ros.ros.dynamics_node import PARAMETERS
+    from denoc_ros.ros.settings import DYNAMICS_PARAMETERS
+    defaults = {spec.name: spec.default for spec in DYNAMICS_PARAMETERS}
     data = yaml.safe_load((REPO / 'config' / 'dynamics.yaml').read_text())
     params = data['/**']['ros__parameters']
-    assert set(params) <= set(PARAMETERS)
+    assert set(params) <= set(defaults)
     for name, value in params.items():
-        assert value == PARAMETERS[name][0], name
+        assert value == defaults[name], name
 
 
 @pytest.mark.parametrize('path', LAUNCH_FILES, ids=lambda p: p.name)

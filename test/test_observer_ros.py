@@ -39,6 +39,7 @@ from denoc_ros_interfaces.msg import ContactState
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import pytest
+from rclpy.duration import Duration
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
 from test_closed_loop import processes, Q0, ROBOT, ros_list  # noqa: F401 - the fixture
@@ -66,36 +67,45 @@ def test_push_detected_and_estimated(processes, tmp_path, rclpy_context):  # noq
     executor = SingleThreadedExecutor(context=rclpy_context)
     executor.add_node(node)
     got = {'external': [], 'wrench': [], 'contact': []}
-    pushed = []
+    pushed, acked = [], []
     push = node.create_publisher(WrenchStamped, '/sim_arm/external_wrench', 10)
+    w = WrenchStamped()
+    w.header.frame_id = LINK
+    w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = FORCE
+    w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z = TORQUE
 
     def on_state(msg):
-        if not pushed and stamp(msg) >= PUSH_AT - 1e-9:
-            w = WrenchStamped()
-            w.header.frame_id = LINK
-            w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = FORCE
-            w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z = TORQUE
+        # The wrench is held by sim_arm, so sending it again changes nothing: it goes out with
+        # every state from PUSH_AT on until sim_arm's subscription has acknowledged it.
+        if not acked and stamp(msg) >= PUSH_AT - 1e-9:
             push.publish(w)
             pushed.append(stamp(msg))
+            if push.get_subscription_count() > 0 and push.wait_for_all_acked(Duration(seconds=1)):
+                acked.append(stamp(msg))
     node.create_subscription(JointState, '/joint_states', on_state, 100)
-    for kind, topic, key in ((JointState, '/denoc_dynamics/external_torques', 'external'),
-                             (WrenchStamped, '/denoc_dynamics/external_wrench', 'wrench'),
-                             (ContactState, '/denoc_dynamics/contact', 'contact')):
-        node.create_subscription(kind, topic, got[key].append, 2000)
+    outputs = [node.create_subscription(kind, topic, got[key].append, 2000)
+               for kind, topic, key in (
+                   (JointState, '/denoc_dynamics/external_torques', 'external'),
+                   (WrenchStamped, '/denoc_dynamics/external_wrench', 'wrench'),
+                   (ContactState, '/denoc_dynamics/contact', 'contact'))]
     try:
         processes.start('dynamics_node', '-p', f'urdf_path:={ROBOT}',
                         '-p', f'observer_gain:={GAIN}',
                         '-p', f'contact_threshold:=[{THRESHOLD}]',
                         '-p', f'contact_frame:={LINK}',
                         '-r', '/denoc_dynamics/effort_command:=/sim_arm/commands')
+        # Every party connected before the first state: the node's outputs to this test here,
+        # the joint states to the node and to this test by sim_arm's wait for two subscribers.
         end = time.monotonic() + 30
-        while push.get_subscription_count() == 0 and time.monotonic() < end:
+        while any(o.get_publisher_count() == 0 for o in outputs) and time.monotonic() < end:
             executor.spin_once(timeout_sec=0.05)
+        assert all(o.get_publisher_count() for o in outputs), "the node's outputs never matched"
         log_file = tmp_path / 'sim.npz'
         sim = processes.start(
             'sim_arm', '-p', f'urdf_path:={ROBOT}', '-p', f'initial_positions:={ros_list(Q0)}',
             '-p', 'lockstep:=true', '-p', 'real_time:=false', '-p', f'duration:={DURATION}',
-            '-p', f'log_file:={log_file}', '-p', 'wait_for_peers:=30.0')
+            '-p', f'log_file:={log_file}', '-p', 'wait_for_peers:=30.0',
+            '-p', 'wait_for_subscribers:=2')
         end = time.monotonic() + 300
         while sim.poll() is None and time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
@@ -109,10 +119,13 @@ def test_push_detected_and_estimated(processes, tmp_path, rclpy_context):  # noq
     t, applied = log['t'], log['external_torques']
     on = np.flatnonzero(np.abs(applied).max(axis=1) > 0.0)
     assert on.size, 'MuJoCo never applied the wrench'
+    assert acked, f'the wrench was sent {len(pushed)} times and never acknowledged'
     # sim_arm sets the wrench while it waits for the command of state on[0] - 1, steps with it,
     # and logs it with the state that step reaches: it acts over [t[on[0] - 1], t[on[0]]].
     t_on = float(t[on[0] - 1])
-    print(f'\npush published at sim t = {pushed[0]:.3f} s, acting from t = {t_on:.3f} s')
+    print(f'\npush published at sim t = {pushed[0]:.3f} s ({len(pushed)} times), acting from '
+          f't = {t_on:.3f} s')
+    assert t_on <= DURATION - 7.5 / GAIN, 'the push came too late for the comparisons below'
     external = {round(stamp(m), 6): np.array(m.effort) for m in got['external']}
     times = np.array(sorted(external))
     assert times.size > 0.9 * t.size, f'{times.size} external torque messages for {t.size}'

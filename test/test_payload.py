@@ -20,7 +20,7 @@ lumping of a fixed child link (a payload written into the URDF); Pinocchio with 
 appended by ``appendBodyToJoint`` on the bundled Panda; and replace/detach restoring the numbers.
 """
 
-from conftest import URDF_DIR
+from conftest import require_oracle, URDF_DIR
 import denoc_ros as dr
 from denoc_ros.payload import attach_payload, attached_payloads, base_model, detach_payload
 import numpy as np
@@ -133,7 +133,7 @@ def test_payload_on_lumped_frame_equals_urdf_lumping_1e_12():
 
 
 def test_panda_payload_vs_pinocchio_append_body_1e_9():
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     path = URDF_DIR / 'panda.urdf'
     model = dr.load_urdf(path)
     pmodel = pin.buildModelFromUrdf(str(path))
@@ -161,7 +161,7 @@ def test_panda_payload_vs_pinocchio_append_body_1e_9():
 
 def test_floating_base_payload_vs_pinocchio_append_body_1e_9():
     """On a floating base, a payload on the base link (body 0) changes the dynamics too."""
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     path = URDF_DIR / 'space_robot.urdf'
     model = dr.load_urdf(path, floating_base=True)
     pmodel = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())

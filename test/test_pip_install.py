@@ -19,7 +19,7 @@ What the README's "install the library alone" gives, nothing more: the dependenc
 declares bring numba, so the first call compiles its kernel and the compiled path is taken (no
 ``PerformanceWarning``); the console scripts on the venv's PATH are the ``denoc_``-prefixed ones
 only. The venv is made by ``python -m venv`` (no system site packages) from this interpreter's
-base Python; the repository is copied without .venv, .git and build outputs (pip builds in the
+base Python; the repository is copied without venvs, .git and build outputs (pip builds in the
 source tree, and the copy is 1 MB); pip resolves the dependencies from its configured index (PyPI).
 About 30 s here, with pip's download cache warm.
 """
@@ -38,7 +38,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parent.parent
 EXECUTABLES = ('dynamics_node', 'joint_state_source', 'torque_monitor', 'demo', 'sim_arm',
                'ct_controller', 'contact_demo')
-NOT_COPIED = ('.venv', '.git', 'build', 'install', 'log', '__pycache__', '*.egg-info',
+NOT_COPIED = ('.venv*', '.git', 'build', 'install', 'log', '__pycache__', '*.egg-info',
               '.pytest_cache', '.hypothesis', '.ruff_cache')
 
 pytestmark = pytest.mark.slow
@@ -116,7 +116,12 @@ def fresh_install(tmp_path):
     """``pip install`` a copy of the repository into a new venv; yield (venv, seconds taken)."""
     start = time.monotonic()
     source = tmp_path / 'denoc_ros'
-    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(*NOT_COPIED), symlinks=True)
+    by_name = shutil.ignore_patterns(*NOT_COPIED)
+
+    def not_copied(folder, names):  # the patterns, and every venv whatever its name
+        return by_name(folder, names) | {
+            n for n in names if (pathlib.Path(folder, n, 'pyvenv.cfg')).is_file()}
+    shutil.copytree(REPO, source, ignore=not_copied, symlinks=True)
     venv = tmp_path / 'venv'
     env = clean_env()
     made = subprocess.run([getattr(sys, '_base_executable', sys.executable), '-m', 'venv',

@@ -21,7 +21,7 @@ after ``rnea`` (the spatial force transmitted through each joint, joint frame, [
 angular]), on the bundled URDFs and on random trees built with Pinocchio's API, to 1e-9.
 """
 
-from conftest import bundled_urdfs, URDF_DIR
+from conftest import bundled_urdfs, require_oracle, URDF_DIR
 import denoc_ros as dr
 from denoc_ros.dynamics.reactions import joint_reaction_wrenches
 import numpy as np
@@ -103,7 +103,7 @@ def test_axis_projection_equals_inverse_dynamics_bundled_1e_9(path):
 
 def compare_with_pinocchio(model, pmodel, seed, count=4):
     """Compare both frames with Pinocchio's ``data.f`` at random states (joints by name)."""
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     data = pmodel.createData()
     mp = PinocchioMap(pmodel, model.joint_names)
     n = model.dof
@@ -127,13 +127,13 @@ def compare_with_pinocchio(model, pmodel, seed, count=4):
 
 @pytest.mark.parametrize('path', bundled_urdfs(), ids=lambda p: p.stem)
 def test_bundled_robots_vs_pinocchio_1e_9(path):
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     compare_with_pinocchio(dr.load_urdf(path), pin.buildModelFromUrdf(str(path)), path.stem)
 
 
 @pytest.mark.parametrize('case', list(MODEL_CASES))
 def test_random_trees_vs_pinocchio_1e_9(case):
-    pytest.importorskip('pinocchio')
+    require_oracle('pinocchio')
     model = make_model(case, seed=1)
     compare_with_pinocchio(model, to_pinocchio(model), case)
 

@@ -28,29 +28,55 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SCRIPT = REPO / 'scripts' / 'setup_env.sh'
+# The Pythons each distribution's wheels are for (the first is the one looked for first)
+PYTHONS = {'kilted': ('3.11',), 'jazzy': ('3.12', '3.11')}
+
+
+def venv_distro():
+    """Return the ROS 2 distribution of this run's environment (kilted when not made by us)."""
+    stamp = pathlib.Path(sys.prefix) / '.denoc_stamps' / 'distro'
+    return stamp.read_text().strip() if stamp.is_file() else 'kilted'
 
 
 def run_setup(venv, **env_changes):
     """Run the set-up script for ``venv`` with environment changes; return the completed run."""
     env = {k: v for k, v in os.environ.items() if not k.startswith('PIP_')}
     env['DENOC_VENV'] = str(venv)
+    env.setdefault('DENOC_ROS_DISTRO', venv_distro())
     env.update(env_changes)
     return subprocess.run(['bash', str(SCRIPT)], env=env, capture_output=True, text=True,
                           timeout=300)
 
 
-def test_wrong_python_is_named(tmp_path):
-    """A PYTHON that is not Python 3.11 stops the first step with a message saying so."""
-    run = run_setup(tmp_path / 'venv', PYTHON='/bin/false')
+@pytest.mark.parametrize('distro', sorted(PYTHONS))
+def test_wrong_python_is_named(tmp_path, distro):
+    """A PYTHON that is not one of the distribution's stops the first step saying so."""
+    run = run_setup(tmp_path / 'venv', PYTHON='/bin/false', DENOC_ROS_DISTRO=distro)
+    wanted = ' or '.join(PYTHONS[distro])
     assert run.returncode != 0
-    assert "FAILED in step 'find Python 3.11'" in run.stderr
-    assert 'is not a working Python 3.11' in run.stderr
+    assert f"FAILED in step 'find Python {wanted}'" in run.stderr, run.stderr
+    assert f'is not a working Python {wanted}' in run.stderr
     assert not (tmp_path / 'venv').exists()
 
 
-@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason='needs Python 3.11 for the venv')
+def test_unknown_distro_and_other_distros_venv_are_named(tmp_path):
+    """An unknown distribution is named; a venv made for another one is not reused."""
+    run = run_setup(tmp_path / 'venv', DENOC_ROS_DISTRO='rolling')
+    assert run.returncode != 0 and "unknown ROS 2 distribution 'rolling'" in run.stderr
+    other = 'jazzy' if venv_distro() == 'kilted' else 'kilted'
+    venv = pathlib.Path(sys.prefix)
+    if not (venv / '.denoc_stamps').is_dir():
+        pytest.skip('not running inside an environment made by setup_env.sh')
+    run = run_setup(venv, PYTHON=sys._base_executable, DENOC_ROS_DISTRO=other)
+    assert run.returncode != 0
+    assert f'was made for ROS 2 {venv_distro()}, not {other}' in run.stderr, run.stderr
+
+
 def test_unreachable_package_index_is_named(tmp_path):
     """With PyPI unreachable the pip step fails by name and nothing after it runs."""
+    if '%d.%d' % sys.version_info[:2] not in PYTHONS[venv_distro()]:
+        pytest.skip(f'Python {sys.version_info[0]}.{sys.version_info[1]} is not for '
+                    f'ROS 2 {venv_distro()}')
     venv = tmp_path / 'venv'
     run = run_setup(venv, PYTHON=sys._base_executable, PIP_CONFIG_FILE=os.devnull,
                     PIP_INDEX_URL='http://127.0.0.1:9/simple/', PIP_RETRIES='0',

@@ -26,15 +26,15 @@ origin), and MuJoCo's accelerations of the gravity-compensated arm our forward d
 import subprocess
 import time
 
-from conftest import example_robot, venv_executable
+from conftest import example_robot, require_oracle, venv_executable
 import denoc_ros as dr
 from denoc_ros.description import read_description
 from denoc_ros.errors import InputError
-from denoc_ros.ros.mujoco_arm import MujocoArm
+from denoc_ros.mujoco_arm import MujocoArm
 import numpy as np
 import pytest
 
-mujoco = pytest.importorskip('mujoco')
+mujoco = require_oracle('mujoco')
 
 Q0 = np.array([0.3, -0.5, 0.2, -2.0, 0.1, 1.5, 0.4])   # a pose far from any singularity
 

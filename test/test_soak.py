@@ -28,6 +28,7 @@ import re
 import subprocess
 import sys
 
+from conftest import venv_executable
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -38,9 +39,7 @@ SOAK = REPO / 'benchmarks' / 'soak.py'
 @pytest.mark.slow
 def test_soak_short_run_passes_and_prints_its_counts():
     """benchmarks/soak.py --duration 8 --rate 200 exits 0 with every count in its report."""
-    pytest.importorskip('rclpy')
-    if not (pathlib.Path(sys.executable).parent / 'denoc_dynamics_node').exists():
-        pytest.skip('denoc_dynamics_node is not installed next to the interpreter (make test)')
+    venv_executable('denoc_dynamics_node')  # the scripts start it: the tree's copy?
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     proc = subprocess.run([sys.executable, str(SOAK), '--duration', '8', '--rate', '200'],
                           cwd=str(REPO), env=env, capture_output=True, text=True, timeout=90)

@@ -23,7 +23,7 @@ loader's pairwise parallel-axis formula), and real robots from Pinocchio's URDF 
 import re
 import warnings
 
-from conftest import example_robot
+from conftest import example_robot, require_oracle
 import denoc_ros as dr
 from denoc_ros.errors import InputError, URDFError, URDFWarning
 import numpy as np
@@ -308,7 +308,7 @@ def assert_matches_pinocchio(model, pin_model, pin):
 
 
 def test_panda_whole_tree_matches_pinocchio():
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     path = example_robot(PANDA)
     with pytest.warns(UserWarning, match="'panda_finger_joint2' mimics 'panda_finger_joint1'"):
         model = dr.load_urdf(path)
@@ -320,7 +320,7 @@ def test_panda_whole_tree_matches_pinocchio():
 
 
 def test_panda_chain_to_link8_matches_pinocchio_reduced_model():
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     path = example_robot(PANDA)
     full = pin.buildModelFromUrdf(str(path))
     fingers = [full.getJointId('panda_finger_joint1'), full.getJointId('panda_finger_joint2')]
@@ -337,7 +337,7 @@ def test_panda_chain_to_link8_matches_pinocchio_reduced_model():
 
 
 def test_ur5_matches_pinocchio():
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     path = example_robot(UR5)
     model = dr.load_urdf(path)
     pin_model = pin.buildModelFromUrdf(str(path))
@@ -350,7 +350,7 @@ def test_ur5_matches_pinocchio():
 
 
 def test_hand_written_lumped_robot_matches_pinocchio():
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     text = lumped_robot()
     assert_matches_pinocchio(dr.load_urdf(text), pin.buildModelFromXML(text), pin)
 
@@ -445,7 +445,7 @@ def test_tree_dofs_are_in_depth_first_preorder_with_children_in_file_order():
 
 
 def test_tree_matches_pinocchio_joint_by_joint():
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     text = two_arm_robot()
     assert_matches_pinocchio(dr.load_urdf(text), pin.buildModelFromXML(text), pin)
 
@@ -897,7 +897,7 @@ def test_rpy_on_axis_is_ignored():
 
 
 def test_lower_limit_above_upper_is_kept_as_pinocchio_keeps_it():
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     text = two_links(j2=joint('j2', 'l1', 'l2', extra='<limit lower="1" upper="-1" effort="1" '
                                                       'velocity="1"/>'))
     model = quiet_load(text)
@@ -924,7 +924,7 @@ SINGULAR_CASES = {
 @pytest.mark.parametrize('floating', [False, True], ids=['fixed', 'floating'])
 @pytest.mark.parametrize('case', sorted(SINGULAR_CASES))
 def test_singular_mass_matrix_forward_dynamics_names_the_joint(case, floating):
-    pin = pytest.importorskip('pinocchio')
+    pin = require_oracle('pinocchio')
     text, joint_name = SINGULAR_CASES[case]
     model = quiet_load(text, floating_base=floating)
     pin_model = (pin.buildModelFromXML(text, pin.JointModelFreeFlyer()) if floating

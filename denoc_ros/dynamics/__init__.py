@@ -25,7 +25,7 @@ mass_matrix                 crba.py                  composite bodies, Eq. 21-24
 forward_dynamics            aba.py                   articulated body / UDU^T, O(n)
 forward_dynamics_cholesky   aba.py                   Eq. 20 solved by Cholesky
 coriolis_matrix             coriolis.py              Christoffel (Echeandia & Wensing 2021)
-convective_inertia_matrix   coriolis.py              Eq. 20, 25-29 (corrected)
+convective_inertia_matrix   convective.py            Eq. 20, 25-29 (corrected)
 frame_pose, jacobian, ...   jacobian.py              frame kinematics, J-dot qd (seed 001)
 cartesian_dynamics          operational_space.py     Craig's Cartesian form (seed 002)
 joint_reaction_wrenches     reactions.py             Eq. 30's resultant wrenches
@@ -33,16 +33,19 @@ configuration_space_...     configuration_space.py   Craig's B(q), C(q) from Eq.
 regressor                   regressor.py             Eq. 7-8, 30 linear in the inertial parameters
 ==========================  =======================  ===========================================
 
-Shared by all: :mod:`.kinematics` (the forward recursion and the one joint-type dispatch:
-revolute, prismatic, free-flyer), :mod:`._packed` (the model as two arrays), :mod:`._state`
-(argument checks, batch axes) and :mod:`._compile` (numba, the single-state fast path). Every
+Shared by all: :mod:`.kinematics` (the forward recursion, the one joint-type dispatch --
+revolute, prismatic, free-flyer -- and the spatial steps the recursions share), :mod:`._packed`
+(a model's kernel form and scratch space, kept apart from the model), :mod:`._state` (argument
+checks, batch axes, the single-state fast path) and :mod:`._compile` (numba, the compiled entry
+points). Every
 function accepts leading batch axes and either kind of model (fixed or floating base):
 ``q`` of shape ``(..., nq)`` gives results of shape ``(..., nv)`` or ``(..., nv, nv)``.
 """
 
 from .aba import forward_dynamics, forward_dynamics_cholesky
 from .configuration_space import configuration_space_matrices
-from .coriolis import convective_inertia_matrix, coriolis_matrix
+from .convective import convective_inertia_matrix
+from .coriolis import coriolis_matrix
 from .crba import mass_matrix
 from .jacobian import (frame_pose, jacobian, jacobian_dot_times_qd, point_acceleration,
                        point_velocity)

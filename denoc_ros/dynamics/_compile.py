@@ -16,7 +16,8 @@
 Compilation of the kernels (numba) and what every kernel module shares.
 
 Each algorithm module (:mod:`.kinematics`, :mod:`.rnea`, :mod:`.crba`, :mod:`.aba`,
-:mod:`.coriolis`, :mod:`.jacobian`, :mod:`.operational_space`) writes its recursion as scalar
+:mod:`.coriolis`, :mod:`.convective`, :mod:`.jacobian`, :mod:`.operational_space`,
+:mod:`.regressor`, :mod:`.prediction`) writes its recursion as scalar
 code over preallocated buffers and compiles it with :func:`jit` (numba ``njit``, cached on
 disk, NumPy's error model, fused multiply-add contraction and nothing else of fastmath, so
 the finiteness checks stay). With ``NUMBA_DISABLE_JIT=1`` the same functions run as plain
@@ -30,9 +31,10 @@ nothing with mass).
 
 Single states take a fast path: :func:`single_state` gives the public function the compiled
 entry point of a ``*_one`` kernel, called without numba's dispatcher once the caller has
-checked type, dtype and number of dimensions itself (:data:`FLOAT64`). Such a kernel takes the
-model as one integer, its :func:`model_handle` (the address of a small header naming the packed
-arrays and a per-model scratch space), which :func:`model_arrays` turns back into arrays: an
+checked type, dtype and number of dimensions itself (:func:`._state.one_state`). Such a kernel
+takes the model as one integer, its :func:`model_handle` (the address of a small header naming
+the packed arrays and a per-model scratch space, both kept by :mod:`._packed` in the dynamics
+layer, not by the model), which :func:`model_arrays` turns back into arrays: an
 integer crosses into compiled code in a fifth of the time of an array, and the scratch space
 saves the kernel its allocations (together 0.1 us of a 1 us call).
 
@@ -66,10 +68,17 @@ except ImportError as exc:  # numba is a dependency; keep working (slowly) witho
 COMPILED = not _REASON
 
 
+#: Modules beside the dynamics package that the kernels compile in: the joint-type codes and the
+#: quaternion rotation (:func:`denoc_ros.spatial.quaternion_rotation`).
+SHARED_SOURCES = ('joints.py', 'spatial.py')
+
+
 def drop_stale_caches(folder=pathlib.Path(__file__).resolve().parent):
     """Delete numba's cache files in ``folder/__pycache__`` unless built from these sources."""
     digest = hashlib.sha256()
-    for source in sorted(folder.glob('*.py')):
+    # The kernel modules, and the package modules whose code or constants they compile in.
+    shared = [folder.parent / name for name in SHARED_SOURCES if (folder.parent / name).exists()]
+    for source in sorted(folder.glob('*.py')) + shared:
         digest.update(source.name.encode() + source.read_bytes())
     cache = folder / '__pycache__'
     stamp = cache / 'denoc_kernels.sha256'

@@ -13,30 +13,38 @@
 # limitations under the License.
 
 """
-A model packed into two contiguous arrays for the compiled kernels.
+The kernel form of a model and its workspace: packed arrays, a model handle, scratch space.
+
+The model (:class:`denoc_ros.RobotModel`) holds constants and topology only; everything the
+compiled kernels need besides it lives here, in the dynamics layer, as Pinocchio's ``Data``
+lives apart from its ``Model``. :func:`packed` returns a model's :class:`PackedModel`, built on
+first use and kept in a cache keyed by the model's identity, from which it is dropped when the
+model is garbage-collected (a ``weakref.finalize``): the model itself never holds it.
 
 The kernels take the model as ``ints`` (int64, shape ``(nb, INT_WIDTH)``) and ``reals``
 (float64, shape ``(nb + 1, BODY_WIDTH)``), because the call overhead of a compiled function grows
 with the number of array arguments. Row ``i < nb`` describes body ``i`` (columns named by the
 constants below): its parent, its joint type, and where its joint's positions and velocities
 start in ``q`` and ``v`` (a revolute or prismatic joint has one of each, the free-flyer root 7
-and 6); row ``nb`` holds the gravity vector in its first three columns.
-:attr:`RobotModel.packed` builds this once per model (the model is immutable) and keeps it;
-both arrays are read-only. Its ``handle`` gives them, with a scratch space, to the single-state
-entry points as one integer (:func:`._compile.model_handle`).
+and 6); row ``nb`` holds the gravity vector in its first three columns. Both arrays are
+read-only. The ``handle`` gives them, with a scratch space of the model's own, to the
+single-state entry points as one integer (:func:`._compile.model_handle`).
 """
 
 from dataclasses import dataclass, field
 from typing import Dict, Tuple
+import weakref  # noqa: I100 (the standard library, alphabetically)
 
 import numpy as np
 
 from ._compile import model_handle
-from ..model import JOINT_NQ, JOINT_NV
+from ..errors import InputError
+from ..joints import JOINT_NQ, JOINT_NV
+from ..model import RobotModel
 
 # Columns of ``ints``.
 PARENT = 0         # parent body index, -1 = the fixed base (or the world, for a free root)
-JOINT_TYPE = 1     # REVOLUTE, PRISMATIC or FREE_FLYER (denoc_ros.model)
+JOINT_TYPE = 1     # REVOLUTE, PRISMATIC or FREE_FLYER (denoc_ros.joints)
 Q0 = 2             # index of the joint's first position in q
 V0 = 3             # index of the joint's first velocity in v (and force in tau)
 NV = 4             # number of velocities of the joint: 1, or 6 for the free-flyer
@@ -50,7 +58,7 @@ MASS = 15          # (1) m_i
 COM = 16           # (3) centre of mass in the body frame
 INERTIA = 19       # (9) rotational inertia about the centre of mass, body axes, row-major
 ROTATION_K = 28    # (9) joint_rotation @ (a x 1), row-major (Rodrigues: J Rot(a, q) =
-ROTATION_KK = 37   # (9) joint_rotation @ (a x 1)^2             J + sin q J K + (1 - cos q) J K^2)
+ROTATION_KK = 37   # (9) joint_rotation @ (a x 1)^2             J + sin q J A + (1 - cos q) J A^2)
 ROTATED_AXIS = 46  # (3) joint_rotation @ a (prismatic: the joint moves the origin along it)
 BODY_WIDTH = 49
 GRAVITY = 0
@@ -62,7 +70,10 @@ FRAME_WIDTH = 12
 @dataclass(frozen=True, slots=True, eq=False)
 class PackedModel:
     """
-    The arrays the kernels read, plus what the public wrappers check against.
+    A model's kernel form and workspace (Pinocchio's ``Data``), kept apart from the model.
+
+    The arrays the kernels read, what the public wrappers check against, and the single-state
+    kernels' handle (with the model's scratch space).
 
     A slotted class rather than a NamedTuple: every single-state call reads three of its
     fields, and a slot is read in a third of the time of a NamedTuple field.
@@ -70,12 +81,10 @@ class PackedModel:
 
     ints: np.ndarray            # (nb, INT_WIDTH) int64, read-only
     reals: np.ndarray           # (nb + 1, BODY_WIDTH) float64, read-only
-    n: int                      # nv: the length of velocity, acceleration and force vectors
+    nv: int                     # the length of velocity, acceleration and force vectors
     nq: int                     # the length of a configuration q
     nb: int                     # number of bodies
     square: Tuple[int, int]     # (nv, nv)
-    no_wrench: np.ndarray       # (0, 6) float64 placeholder for f_ext=None
-    no_accel: np.ndarray        # (0,) float64 placeholder for zero accelerations
     frames: Dict[str, Tuple[int, np.ndarray]]  # frame name (None, '': the tip) -> (body,
     #                                             FRAME_WIDTH reals)
     handle: object = field(default=None, init=False, repr=False)  # the *_one kernels' model
@@ -84,14 +93,14 @@ class PackedModel:
     def __post_init__(self):
         self.ints.setflags(write=False)
         self.reals.setflags(write=False)
-        handle, keep = model_handle(self.ints, self.reals, self.n)
+        handle, keep = model_handle(self.ints, self.reals, self.nv)
         object.__setattr__(self, 'handle', handle)
         object.__setattr__(self, 'keep', keep)
 
     def __reduce__(self):
         """Pickle and copy without the handle: an address means nothing in another process."""
-        return (PackedModel, (self.ints, self.reals, self.n, self.nq, self.nb, self.square,
-                              self.no_wrench, self.no_accel, self.frames))
+        return (PackedModel, (self.ints, self.reals, self.nv, self.nq, self.nb, self.square,
+                              self.frames))
 
 
 def _read_only(a):
@@ -117,13 +126,13 @@ def pack_model(model) -> PackedModel:
     reals[:n, MASS] = model.mass
     reals[:n, COM:COM + 3] = model.com
     reals[:n, INERTIA:INERTIA + 9] = model.inertia.reshape(n, 9)
-    K = np.zeros((n, 3, 3))
     a = model.axis
-    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -a[:, 2], a[:, 1], -a[:, 0]
-    K[:, 1, 0], K[:, 2, 0], K[:, 2, 1] = a[:, 2], -a[:, 1], a[:, 0]
-    JK = model.joint_rotation @ K
-    reals[:n, ROTATION_K:ROTATION_K + 9] = JK.reshape(n, 9)
-    reals[:n, ROTATION_KK:ROTATION_KK + 9] = (JK @ K).reshape(n, 9)
+    axis_cross = np.zeros((n, 3, 3))  # A = a x 1 (Rodrigues)
+    axis_cross[:, 0, 1], axis_cross[:, 0, 2], axis_cross[:, 1, 2] = -a[:, 2], a[:, 1], -a[:, 0]
+    axis_cross[:, 1, 0], axis_cross[:, 2, 0], axis_cross[:, 2, 1] = a[:, 2], -a[:, 1], a[:, 0]
+    rotated = model.joint_rotation @ axis_cross
+    reals[:n, ROTATION_K:ROTATION_K + 9] = rotated.reshape(n, 9)
+    reals[:n, ROTATION_KK:ROTATION_KK + 9] = (rotated @ axis_cross).reshape(n, 9)
     reals[:n, ROTATED_AXIS:ROTATED_AXIS + 3] = np.einsum('nij,nj->ni', model.joint_rotation, a)
     reals[n, GRAVITY:GRAVITY + 3] = model.gravity
     frames = {}
@@ -134,7 +143,26 @@ def pack_model(model) -> PackedModel:
     if model.tip_link in frames:  # the default frame, looked up without a call of tip_link
         frames[None] = frames[''] = frames[model.tip_link]
     nv = model.nv
-    return PackedModel(ints=_read_only(ints), reals=_read_only(reals), n=nv, nq=model.nq, nb=n,
-                       square=(nv, nv),
-                       no_wrench=np.zeros((0, 6)), no_accel=np.zeros(0),
-                       frames=frames)
+    return PackedModel(ints=_read_only(ints), reals=_read_only(reals), nv=nv, nq=model.nq, nb=n,
+                       square=(nv, nv), frames=frames)
+
+
+#: The packed form of every live model, keyed by ``id(model)``: a plain dict (measured side by
+#: side, a lookup takes 1.4 times the model attribute that held it before, a WeakKeyDictionary's
+#: 3.5-4.5 times). An entry is removed by a finalizer when its model dies, before the id can be
+#: reused.
+PACKED: Dict[int, PackedModel] = {}
+
+
+def packed(model) -> PackedModel:
+    """Return the :class:`PackedModel` of ``model``, built on first use; InputError if no model."""
+    pk = PACKED.get(id(model))
+    if pk is not None:
+        return pk
+    if not isinstance(model, RobotModel):
+        raise InputError(f'model must be a denoc_ros.RobotModel, got {type(model).__name__} '
+                         '(load one with denoc_ros.load_urdf)')
+    pk = pack_model(model)
+    PACKED[id(model)] = pk
+    weakref.finalize(model, PACKED.pop, id(model), None)
+    return pk

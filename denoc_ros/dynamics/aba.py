@@ -40,22 +40,22 @@ the one-velocity updates over the columns of ``W_i``: the same code serves both.
 
 :func:`forward_dynamics_cholesky` solves ``M qdd = tau - (C qd + g - sum J^T f)`` with the
 mass matrix of Eq. 24 and the bias of Eq. 30 by a Cholesky factorisation, O(n^3).
-:func:`prediction_one` integrates Craig's state-space form ``[q; qd]' = [qd; FD]`` by
-classical Runge-Kutta in one compiled call (the node's ``~/prediction``).
+Integrating the forward dynamics over time: :mod:`.prediction` (compiled, the node's
+``~/prediction``) and :mod:`denoc_ros.simulation`.
 """
-
-import math
 
 import numpy as np
 
-from . import _compile as K
-from ._compile import all_finite, cross, jit, mat6_vec, model_arrays
+from . import _compile
+from ._compile import all_finite, cross, jit, mat6_vec, model_arrays, single_state
 from ._packed import MASS, NV, PARENT, V0
-from ._state import finish, kernel_arrays, prepare
+from ._packed import packed
+from ._state import finish, kernel_arrays, NO_WRENCH, one_state, one_wrench_set, prepare
 from .crba import mass_matrix_batch
-from .kinematics import (_C, _I, _K, _T, _TD, _W, carried, configuration_ok,
-                         configuration_size, forward_kinematics, gyroscopic_moment, KIN_WIDTH,
-                         MOT_WIDTH, twists, world_inertias)
+from .kinematics import (_C, _I, _KAPPA, _T, _TD, _W, carried, configuration_ok,
+                         configuration_size, congruence_add, forward_kinematics,
+                         gyroscopic_moment, KIN_WIDTH, MOT_WIDTH, twists, world_inertias,
+                         wrench_to_parent)
 from .rnea import inverse_dynamics_batch, subtract_external_wrench
 from ..errors import InputError
 
@@ -68,36 +68,13 @@ AB_WIDTH = 14
 
 
 @jit
-def congruence_add(A, c0, c1, c2, T, out):
-    """Add ``B^T A B`` to the 6x6 ``out``, ``B = [[1, 0], [c x 1, 1]]`` (Saha Eq. 13, 23b)."""
-    # T = A B: T[r, :3] = A[r, :3] + A[r, 3:] x c, T[r, 3:] = A[r, 3:].
-    for r in range(6):
-        x0, x1, x2 = cross(A[r, 3], A[r, 4], A[r, 5], c0, c1, c2)
-        T[r, 0] = A[r, 0] + x0
-        T[r, 1] = A[r, 1] + x1
-        T[r, 2] = A[r, 2] + x2
-        T[r, 3] = A[r, 3]
-        T[r, 4] = A[r, 4]
-        T[r, 5] = A[r, 5]
-    # out += B^T T: column-wise wrench moves.
-    for col in range(6):
-        x0, x1, x2 = cross(T[3, col], T[4, col], T[5, col], c0, c1, c2)
-        out[0, col] += T[0, col] + x0
-        out[1, col] += T[1, col] + x1
-        out[2, col] += T[2, col] + x2
-        out[3, col] += T[3, col]
-        out[4, col] += T[4, col]
-        out[5, col] += T[5, col]
-
-
-@jit
 def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T, ab, qdd):
     """Write ``qdd`` by the O(n) articulated-body (UDU^T) recursion; return a status."""
     nb = ints.shape[0]
     forward_kinematics(ints, reals, q, kin, P)
     world_inertias(ints, reals, kin)
     t, t_dot, eta, kappa = mot[:, _T:_T + 6], mot[:, _TD:_TD + 6], mot[:, _W:_W + 6], \
-        mot[:, _K:_K + 6]
+        mot[:, _KAPPA:_KAPPA + 6]
     twists(ints, kin, P, qd, t)
     inertia = kin[:, _I:_I + 9]
     for i in range(nb):
@@ -205,15 +182,9 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
                 kin[k, _C + 2] - kin[i, _C + 2]
             # M^_k += B_ik^T M_bar B_ik, eta^_k += B_ik^T eta_bar.
             congruence_add(Mi, c0, c1, c2, T, M_hat[k])
-            x0, x1, x2 = cross(c0, c1, c2, e3, e4, e5)
-            eta[k, 0] += e0 - x0
-            eta[k, 1] += e1 - x1
-            eta[k, 2] += e2 - x2
-            eta[k, 3] += e3
-            eta[k, 4] += e4
-            eta[k, 5] += e5
+            wrench_to_parent(kin, k, i, e0, e1, e2, e3, e4, e5, eta)
     if singular >= 0:
-        return K.SINGULAR + singular
+        return _compile.SINGULAR + singular
     g0, g1, g2 = reals[nb, 0], reals[nb, 1], reals[nb, 2]
     for i in range(nb):
         # a = B_ik t_dot_k + kappa_i (base: [0; -g]); qdd = L^-T ((y - W^T a) / d).
@@ -247,7 +218,7 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
             a5 += P[a, 5] * x
         t_dot[i, 0], t_dot[i, 1], t_dot[i, 2] = a0, a1, a2
         t_dot[i, 3], t_dot[i, 4], t_dot[i, 5] = a3, a4, a5
-    return K.OK
+    return _compile.OK
 
 
 @jit
@@ -264,12 +235,12 @@ def forward_dynamics_one(handle, q, qd, tau, fext, out):
             and (fext.shape[0] == 0 or (fext.shape[0] == nb and fext.shape[1] == 6))
             and configuration_ok(ints, q) and all_finite(qd) and all_finite(tau)
             and all_finite(fext)):
-        return K.BAD_INPUT
+        return _compile.BAD_INPUT
     status = articulated_body_state(ints, reals, q, qd, tau, fext, work[0], work[1], work[2],
                                     M6[:nb], M6[nb], work[3], out)
-    if status != K.OK:
+    if status != _compile.OK:
         return status
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
@@ -284,75 +255,16 @@ def forward_dynamics_batch(ints, reals, q, qd, tau, fext, out):
         status = articulated_body_state(ints, reals, q[b], qd[b], tau[b],
                                         fext[b] if fext.shape[0] > 0 else none, kin, P, mot,
                                         M_hat, T, ab, out[b])
-        if status != K.OK:
-            singular = max(singular, status - K.SINGULAR)
+        if status != _compile.OK:
+            singular = max(singular, status - _compile.SINGULAR)
     if singular >= 0:
-        return K.SINGULAR + singular
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+        return _compile.SINGULAR + singular
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-@jit
-def prediction_one(handle, q, qd, tau, horizon, steps, out):
-    """
-    Write the state after ``horizon`` s under constant ``tau`` into ``out`` (3, n): q, qd, qdd.
-
-    ``steps`` classical Runge-Kutta steps of ``horizon / steps`` on Craig's state-space form
-    ``[q; qd]' = [qd; FD(q, qd, tau)]`` (the scheme of :func:`denoc_ros.simulation.rk4`), then
-    ``qdd = FD`` at the end state. Fixed-base models only (``q`` and ``qd`` of one length).
-    Returns a status (``SINGULAR + i`` from the forward dynamics).
-    """
-    ints, reals, work, blocks = model_arrays(handle)
-    nb, n = ints.shape[0], out.shape[1]
-    q = np.ascontiguousarray(q)
-    qd = np.ascontiguousarray(qd)
-    tau = np.ascontiguousarray(tau)
-    if not (configuration_size(ints) == n and q.shape[0] == n and qd.shape[0] == n
-            and tau.shape[0] == n and out.shape[0] == 3 and steps >= 0
-            and math.isfinite(horizon) and all_finite(q) and all_finite(qd)
-            and all_finite(tau)):
-        return K.BAD_INPUT
-    kin, P, mot, ab = work[0], work[1], work[2], work[3]
-    M_hat, T = blocks[:nb], blocks[nb]
-    none = np.zeros((0, 6))
-    # Rows: x, v, then the stages x2, v2, x3, v3, x4, v4 and accelerations a1 .. a4.
-    w = np.empty((12, n))
-    x, v = w[0], w[1]
-    x2, v2, x3, v3, x4, v4 = w[2], w[3], w[4], w[5], w[6], w[7]
-    a1, a2, a3, a4 = w[8], w[9], w[10], w[11]
-    x[:] = q
-    v[:] = qd
-    h = horizon / steps if steps > 0 else 0.0
-    stages = ((x, v, a1, 0.0), (x2, v2, a2, 0.5 * h), (x3, v3, a3, 0.5 * h), (x4, v4, a4, h))
-    # 4 evaluations of FD a step, then one at the end state (into a1): one call site of the
-    # recursion, which the compiler inlines (a second one doubles the compilation).
-    for e in range(4 * steps + 1):
-        k = e % 4
-        xs, vs, acc, step = stages[k]
-        if e == 4 * steps:
-            xs, vs, acc = x, v, a1
-        elif k > 0:
-            # Stage k starts from [x; v] + c_k h (the previous stage's [v; a]), c = 1/2, 1/2, 1.
-            v_prev, a_prev = stages[k - 1][1], stages[k - 1][2]
-            for i in range(n):
-                xs[i] = x[i] + step * v_prev[i]
-                vs[i] = v[i] + step * a_prev[i]
-        status = articulated_body_state(ints, reals, xs, vs, tau, none, kin, P, mot, M_hat, T,
-                                        ab, acc)
-        if status != K.OK:
-            return status
-        if k == 3:
-            for i in range(n):
-                x[i] = x[i] + h / 6.0 * (v[i] + 2.0 * v2[i] + 2.0 * v3[i] + v4[i])
-                v[i] = v[i] + h / 6.0 * (a1[i] + 2.0 * a2[i] + 2.0 * a3[i] + a4[i])
-    out[0, :] = x
-    out[1, :] = v
-    out[2, :] = a1
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
-
-
-_F8, _empty = K.FLOAT64, np.empty
-_forward_dynamics_one = K.single_state(forward_dynamics_one, globals(),
-                                       '_forward_dynamics_one', 'vvvwo')
+_empty = np.empty
+_forward_dynamics_one = single_state(forward_dynamics_one, globals(), '_forward_dynamics_one',
+                                     'vvvwo')
 
 
 def singular_error(model, k):
@@ -374,27 +286,19 @@ def forward_dynamics(model, q, qd, tau, f_ext=None):
     is the base acceleration (the time derivative of ``v[:6]``, base frame) and ``tau[:6]`` the
     wrench applied to the base (zeros: free floating).
     """
-    try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
-        if (q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1 and q.dtype is _F8
-                and qd.dtype is _F8 and tau.dtype is _F8):
-            pk = model.packed
-            out = _empty(pk.n)
-            if f_ext is None:
-                if not _forward_dynamics_one(pk.handle, q, qd, tau, pk.no_wrench, out):
-                    return out
-            # A (0, 6) f_ext would read as "no wrenches" in the kernel.
-            elif f_ext.ndim == 2 and f_ext.dtype is _F8 and len(f_ext) == pk.nb:
-                if not _forward_dynamics_one(pk.handle, q, qd, tau, f_ext, out):
-                    return out
-    except Exception:
-        pass
+    pk = one_state(model, q, qd, tau)  # one state: straight to the kernel (see _state)
+    if pk is not None and (f_ext is None or one_wrench_set(pk, f_ext)):
+        out = _empty(pk.nv)
+        if not _forward_dynamics_one(pk.handle, q, qd, tau, NO_WRENCH if f_ext is None else f_ext,
+                                     out):
+            return out
     batch, (q, qd, tau), f_ext = prepare(model, (('q', q), ('qd', qd), ('tau', tau)), f_ext)
     (q, qd, tau), f_ext = kernel_arrays(model, (q, qd, tau), f_ext)
-    pk = model.packed
+    pk = packed(model)
     qdd = np.empty(qd.shape)
     status = forward_dynamics_batch(pk.ints, pk.reals, q, qd, tau, f_ext, qdd)
-    if status >= K.SINGULAR:
-        raise singular_error(model, status - K.SINGULAR)
+    if status >= _compile.SINGULAR:
+        raise singular_error(model, status - _compile.SINGULAR)
     return finish(batch, qdd, 'forward_dynamics')
 
 
@@ -433,10 +337,10 @@ def forward_dynamics_cholesky(model, q, qd, tau, f_ext=None):
     r"""Return ``qdd = M \ (tau - C qd - g + sum J^T f)`` by Cholesky (Saha Eq. 20, 24, 30)."""
     batch, (q, qd, tau), f_ext = prepare(model, (('q', q), ('qd', qd), ('tau', tau)), f_ext)
     (q, qd, tau), f_ext = kernel_arrays(model, (q, qd, tau), f_ext)
-    pk = model.packed
+    pk = packed(model)
     bias = np.empty(qd.shape)
-    inverse_dynamics_batch(pk.ints, pk.reals, q, qd, np.zeros((1, pk.n)), f_ext, 1.0, bias)
-    M = np.empty(qd.shape + (pk.n,))
+    inverse_dynamics_batch(pk.ints, pk.reals, q, qd, np.zeros((1, pk.nv)), f_ext, 1.0, bias)
+    M = np.empty(qd.shape + (pk.nv,))
     mass_matrix_batch(pk.ints, pk.reals, q, M)
     L = cholesky_factor(model, M)
     y = np.linalg.solve(L, (tau - bias)[..., None])

@@ -30,12 +30,12 @@ matrix (:mod:`.coriolis`).
 
 import numpy as np
 
-from . import _compile as K
-from ._compile import all_finite, cross, jit, model_arrays
-from ._packed import INERTIA, MASS, NV, PARENT, V0
-from ._state import finish, kernel_arrays, prepare
-from .kinematics import (_C, _R, configuration_ok, configuration_size, forward_kinematics,
-                         KIN_WIDTH, zero_unless_chain)
+from . import _compile
+from ._compile import all_finite, cross, jit, model_arrays, single_state
+from ._packed import NV, PARENT, V0
+from ._state import checked_batch, one_state, square
+from .kinematics import (_C, configuration_ok, configuration_size, forward_kinematics,
+                         KIN_WIDTH, origin_inertia, zero_unless_chain)
 
 __all__ = ['mass_matrix']
 
@@ -57,35 +57,10 @@ def composite_inertias(ints, reals, kin, P, I_c):
     """
     nb = ints.shape[0]
     for i in range(nb):
-        # M_i moved from C_i to the origin: I_O = R Ib R^T + m (|c|^2 1 - c c^T), h = m c (Eq. 2).
-        m = reals[i, MASS]
+        # M_i moved from C_i to the origin (Eq. 2 and the parallel-axis theorem).
+        (I_c[i, _JXX], I_c[i, _JXY], I_c[i, _JXZ], I_c[i, _JYY], I_c[i, _JYZ], I_c[i, _JZZ],
+         I_c[i, _HX], I_c[i, _HY], I_c[i, _HZ], I_c[i, _M]) = origin_inertia(reals, kin, i)
         c0, c1, c2 = kin[i, _C], kin[i, _C + 1], kin[i, _C + 2]
-        cc = c0 * c0 + c1 * c1 + c2 * c2
-        # R Ib R^T: the rows y_r of R Ib, then their products with the rows of R (6 entries).
-        R0, R1, R2 = kin[i, _R], kin[i, _R + 1], kin[i, _R + 2]
-        R3, R4, R5 = kin[i, _R + 3], kin[i, _R + 4], kin[i, _R + 5]
-        R6, R7, R8 = kin[i, _R + 6], kin[i, _R + 7], kin[i, _R + 8]
-        b0, b1, b2 = reals[i, INERTIA], reals[i, INERTIA + 1], reals[i, INERTIA + 2]
-        b4, b5, b8 = reals[i, INERTIA + 4], reals[i, INERTIA + 5], reals[i, INERTIA + 8]
-        y00, y01, y02 = R0 * b0 + R1 * b1 + R2 * b2, R0 * b1 + R1 * b4 + R2 * b5, \
-            R0 * b2 + R1 * b5 + R2 * b8
-        y10, y11, y12 = R3 * b0 + R4 * b1 + R5 * b2, R3 * b1 + R4 * b4 + R5 * b5, \
-            R3 * b2 + R4 * b5 + R5 * b8
-        y20, y21, y22 = R6 * b0 + R7 * b1 + R8 * b2, R6 * b1 + R7 * b4 + R8 * b5, \
-            R6 * b2 + R7 * b5 + R8 * b8
-        I_c[i, _JXX] = y00 * R0 + y01 * R1 + y02 * R2
-        I_c[i, _JXY] = y00 * R3 + y01 * R4 + y02 * R5
-        I_c[i, _JXZ] = y00 * R6 + y01 * R7 + y02 * R8
-        I_c[i, _JYY] = y10 * R3 + y11 * R4 + y12 * R5
-        I_c[i, _JYZ] = y10 * R6 + y11 * R7 + y12 * R8
-        I_c[i, _JZZ] = y20 * R6 + y21 * R7 + y22 * R8
-        I_c[i, _JXX] += m * (cc - c0 * c0)
-        I_c[i, _JXY] -= m * c0 * c1
-        I_c[i, _JXZ] -= m * c0 * c2
-        I_c[i, _JYY] += m * (cc - c1 * c1)
-        I_c[i, _JYZ] -= m * c1 * c2
-        I_c[i, _JZZ] += m * (cc - c2 * c2)
-        I_c[i, _HX], I_c[i, _HY], I_c[i, _HZ], I_c[i, _M] = m * c0, m * c1, m * c2, m
         for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
             x0, x1, x2 = cross(c0, c1, c2, P[a, 0], P[a, 1], P[a, 2])
             P[a, 3] += x0
@@ -119,15 +94,9 @@ def generalized_inertia_matrix(ints, kin, P, I_c, out):
             y0, y1, y2 = cross(h0, h1, h2, w0, w1, w2)
             f0, f1, f2 = m * v0 - y0, m * v1 - y1, m * v2 - y2
             # Columns of body i itself (b <= a), then of its ancestors j.
-            for b in range(ints[i, V0], a + 1):
-                value = (P[b, 0] * n0 + P[b, 1] * n1 + P[b, 2] * n2
-                         + P[b, 3] * f0 + P[b, 4] * f1 + P[b, 5] * f2)
-                finite += value * 0.0
-                out[a, b] = value
-                out[b, a] = value
-            j = ints[i, PARENT]
+            j = i
             while j >= 0:
-                for b in range(ints[j, V0], ints[j, V0] + ints[j, NV]):
+                for b in range(ints[j, V0], a + 1 if j == i else ints[j, V0] + ints[j, NV]):
                     value = (P[b, 0] * n0 + P[b, 1] * n1 + P[b, 2] * n2
                              + P[b, 3] * f0 + P[b, 4] * f1 + P[b, 5] * f2)
                     finite += value * 0.0
@@ -155,9 +124,9 @@ def mass_matrix_one(handle, q, out):
     ints, reals, work, _ = model_arrays(handle)
     q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
-        return K.BAD_INPUT
-    return K.OK if mass_matrix_state(ints, reals, q, work[0], work[1], work[2], out) \
-        else K.BAD_OUTPUT
+        return _compile.BAD_INPUT
+    return _compile.OK if mass_matrix_state(ints, reals, q, work[0], work[1], work[2], out) \
+        else _compile.BAD_OUTPUT
 
 
 @jit
@@ -167,26 +136,18 @@ def mass_matrix_batch(ints, reals, q, out):
     kin, P, I_c = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, IC_WIDTH))
     for b in range(q.shape[0]):
         mass_matrix_state(ints, reals, q[b], kin, P, I_c, out[b])
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-_F8, _empty = K.FLOAT64, np.empty
-_mass_matrix_one = K.single_state(mass_matrix_one, globals(), '_mass_matrix_one', 'vm')
+_empty = np.empty
+_mass_matrix_one = single_state(mass_matrix_one, globals(), '_mass_matrix_one', 'vm')
 
 
 def mass_matrix(model, q):
     """Return the symmetric positive definite mass matrix ``M(q)``, (..., nv, nv) (Eq. 24)."""
-    try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
-        if q.ndim == 1 and q.dtype is _F8:
-            pk = model.packed
-            out = _empty(pk.square)
-            if not _mass_matrix_one(pk.handle, q, out):
-                return out
-    except Exception:
-        pass
-    batch, (q,), _ = prepare(model, (('q', q),))
-    (q,), _ = kernel_arrays(model, (q,))
-    pk = model.packed
-    M = np.empty((q.shape[0],) + pk.square)
-    mass_matrix_batch(pk.ints, pk.reals, q, M)
-    return finish(batch, M, 'mass_matrix')
+    pk = one_state(model, q)  # one state: straight to the kernel (see _state)
+    if pk is not None:
+        out = _empty(pk.square)
+        if not _mass_matrix_one(pk.handle, q, out):
+            return out
+    return checked_batch(model, mass_matrix_batch, (('q', q),), square, 'mass_matrix')

@@ -38,10 +38,11 @@ from typing import Optional
 
 import numpy as np
 
-from . import _compile as K
-from ._compile import all_finite, cross, jit, model_arrays
+from . import _compile
+from ._compile import all_finite, cross, jit, model_arrays, single_state
 from ._packed import NV, PARENT, V0
-from ._state import finish, kernel_arrays, prepare
+from ._packed import packed
+from ._state import finish, kernel_arrays, one_state, prepare
 from .kinematics import (_C, _O, _R, _T, configuration_ok, configuration_size, forward_kinematics,
                          frame_pose_batch, KIN_WIDTH, MOT_WIDTH, twists)
 from ..errors import InputError
@@ -126,11 +127,11 @@ def jacobian_one(handle, q, body, frame, out):
     ints, reals, work, _ = model_arrays(handle)
     q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
-        return K.BAD_INPUT
+        return _compile.BAD_INPUT
     kin, P = work[0], work[1]
     forward_kinematics(ints[:body + 1], reals, q, kin, P)  # (see jacobian_state)
     jacobian_state(ints, kin, P, body, frame, out)
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
@@ -141,7 +142,7 @@ def jacobian_batch(ints, reals, q, body, frame, out):
     for b in range(q.shape[0]):
         forward_kinematics(ints[:body + 1], reals, q[b], kin, P)
         jacobian_state(ints, kin, P, body, frame, out[b])
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
@@ -154,10 +155,10 @@ def jacobian_dot_times_qd_batch(ints, reals, q, qd, body, frame, out):
         forward_kinematics(ints[:body + 1], reals, q[b], kin, P)
         twists(ints[:body + 1], kin, P, qd[b], t)
         jacobian_dot_times_qd_state(ints, kin, P, t, qd[b], body, frame, out[b])
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-_jacobian_one = K.single_state(jacobian_one, globals(), '_jacobian_one', 'virm')
+_jacobian_one = single_state(jacobian_one, globals(), '_jacobian_one', 'virm')
 
 
 def resolve_frame(model, frame):
@@ -176,7 +177,7 @@ def frame_pose(model, q, frame: Optional[str] = None):
     batch, (qf,), _ = prepare(model, (('q', q),))
     fr = resolve_frame(model, frame)
     (qf,), _ = kernel_arrays(model, (qf,))
-    pk = model.packed
+    pk = packed(model)
     body, data = pk.frames[fr.name]
     R, p = np.empty((qf.shape[0], 3, 3)), np.empty((qf.shape[0], 3))
     frame_pose_batch(pk.ints, pk.reals, qf, body, data, R, p)
@@ -190,21 +191,19 @@ def jacobian(model, q, frame: Optional[str] = None):
     ``J qd = [v_p; w]``, the velocity of the frame origin and the angular velocity of its link.
     Columns of joints not between the base and the frame's link are zero (trees).
     """
-    try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
-        if q.ndim == 1 and q.dtype is K.FLOAT64:
-            pk = model.packed
-            body, data = pk.frames[frame]  # None and '' give the tip
-            out = np.empty((6, pk.n))
-            if not _jacobian_one(pk.handle, q, body, data, out):
+    pk = one_state(model, q)  # one state: straight to the kernel (see _state)
+    if pk is not None:
+        known = pk.frames.get(frame) if frame is None or type(frame) is str else None
+        if known is not None:  # None and '' give the tip
+            out = np.empty((6, pk.nv))
+            if not _jacobian_one(pk.handle, q, known[0], known[1], out):
                 return out
-    except Exception:
-        pass
     batch, (qf,), _ = prepare(model, (('q', q),))
     fr = resolve_frame(model, frame)
     (qf,), _ = kernel_arrays(model, (qf,))
-    pk = model.packed
+    pk = packed(model)
     body, data = pk.frames[fr.name]
-    J = np.empty((qf.shape[0], 6, pk.n))
+    J = np.empty((qf.shape[0], 6, pk.nv))
     jacobian_batch(pk.ints, pk.reals, qf, body, data, J)
     return finish(batch, J, 'jacobian')
 
@@ -220,7 +219,7 @@ def jacobian_dot_times_qd(model, q, qd, frame: Optional[str] = None):
     batch, (qf, qdf), _ = prepare(model, (('q', q), ('qd', qd)))
     fr = resolve_frame(model, frame)
     (qf, qdf), _ = kernel_arrays(model, (qf, qdf))
-    pk = model.packed
+    pk = packed(model)
     body, data = pk.frames[fr.name]
     out = np.empty((qf.shape[0], 6))
     jacobian_dot_times_qd_batch(pk.ints, pk.reals, qf, qdf, body, data, out)

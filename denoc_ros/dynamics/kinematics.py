@@ -37,9 +37,14 @@ For body ``i``:
 Inside the kernels 6-vectors are Saha's ``[angular; linear]``; at the public API every 6-vector
 is ``[linear; angular]`` (see :mod:`denoc_ros.spatial`).
 
-``JointModel::calc``, spatial_v2's ``jcalc``): :func:`forward_kinematics` is the one place
-that tells joint types apart (Pinocchio's ``JointModel::calc``, spatial_v2's ``jcalc``): every
-algorithm downstream works with the columns ``P`` and never asks which joint it has.
+:func:`forward_kinematics` is the one place that tells joint types apart (Pinocchio's
+``JointModel::calc``, spatial_v2's ``jcalc``): every algorithm downstream works with the columns
+``P`` and never asks which joint it has.
+
+The spatial steps the recursions share are here too, once: a twist carried to a child
+(:func:`carried`, ``B_ik t_k``), a wrench carried to the parent (:func:`wrench_to_parent`,
+``B_ik^T w_i``), the congruence ``B^T A B`` (:func:`congruence_add`), a body's spatial inertia
+moved to the base origin (:func:`origin_inertia`) and its 6x6 form (:func:`expand_inertia`).
 """
 
 import math
@@ -47,9 +52,10 @@ import math
 import numpy as np
 
 from ._compile import all_finite, cross, jit, SCRATCH_WIDTH, sincos
-from ._packed import (AXIS, COM, GRAVITY, INERTIA, JOINT_TYPE, NV, PARENT, Q0, ROTATED_AXIS,
+from ._packed import (AXIS, COM, GRAVITY, INERTIA, JOINT_TYPE, MASS, NV, PARENT, Q0, ROTATED_AXIS,
                       ROTATION, ROTATION_K, ROTATION_KK, TRANSLATION, V0)
-from ..model import FREE_FLYER, PRISMATIC, REVOLUTE
+from ..joints import FREE_FLYER, PRISMATIC, REVOLUTE
+from ..spatial import quaternion_rotation
 
 # Columns of the per-call kinematics buffer ``kin`` (nb, KIN_WIDTH): R_i (9, row-major), O_i,
 # d_i, C_i, the inertia I_i about C_i in base axes (9), and the joint axis e_i = R_i a_i.
@@ -57,7 +63,7 @@ _R, _O, _D, _C, _I, _E = 0, 9, 12, 15, 18, 27
 KIN_WIDTH = SCRATCH_WIDTH  # 30
 # Columns of the per-call motion buffer ``mot`` (nb, MOT_WIDTH): t_i, t_dot_i, a wrench w_i,
 # and kappa_i (the velocity-product part of t_dot_i).
-_T, _TD, _W, _K = 0, 6, 12, 18
+_T, _TD, _W, _KAPPA = 0, 6, 12, 18
 MOT_WIDTH = 24
 
 # A free-flyer quaternion whose norm differs from 1 by more than this is rejected (InputError);
@@ -92,6 +98,13 @@ def configuration_size(ints):
 
 
 @jit
+def velocity_state_ok(ints, q, qd, nv):
+    """Return True if ``(q, qd)`` is one state of the model: lengths nq and nv, finite values."""
+    return (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
+            and configuration_ok(ints, q) and all_finite(qd))
+
+
+@jit
 def configuration_ok(ints, q):
     """Return True if ``q`` is finite and a free flyer's quaternion is unit length (tolerance)."""
     if not all_finite(q):
@@ -103,13 +116,9 @@ def configuration_ok(ints, q):
     return True
 
 
-@jit(inline=True)
-def free_flyer_rotation(x, y, z, w):
-    """Return the rotation (9, row-major) of the quaternion x y z w, normalised on the way."""
-    s = 2.0 / (x * x + y * y + z * z + w * w)
-    return (1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w),
-            s * (x * y + z * w), 1.0 - s * (x * x + z * z), s * (y * z - x * w),
-            s * (x * z - y * w), s * (y * z + x * w), 1.0 - s * (x * x + y * y))
+# The rotation of a quaternion: the one implementation, shared with the NumPy side
+# (denoc_ros.spatial.quaternion_to_matrix), compiled here for the free flyer.
+free_flyer_rotation = jit(inline=True)(quaternion_rotation)
 
 
 @jit
@@ -144,7 +153,7 @@ def forward_kinematics(ints, reals, q, kin, P):
                 x1 += qi * reals[i, ROTATED_AXIS + 1]
                 x2 += qi * reals[i, ROTATED_AXIS + 2]
             else:
-                # L = J Rot(a, q) = J + sin q J K + (1 - cos q) J K^2, K = a x 1 (Rodrigues).
+                # L = J Rot(a, q) = J + sin q J A + (1 - cos q) J A^2, A = a x 1 (Rodrigues).
                 s, c = sincos(qi)
                 v = 1.0 - c
             L0 = reals[i, ROTATION] + s * reals[i, ROTATION_K] + v * reals[i, ROTATION_KK]
@@ -172,11 +181,11 @@ def forward_kinematics(ints, reals, q, kin, P):
             kin[i, _O + 0], kin[i, _O + 1], kin[i, _O + 2] = x0, x1, x2
         else:
             for r in range(3):
-                K0, K1, K2 = kin[k, _R + 3 * r], kin[k, _R + 3 * r + 1], kin[k, _R + 3 * r + 2]
-                kin[i, _R + 3 * r] = K0 * L0 + K1 * L3 + K2 * L6
-                kin[i, _R + 3 * r + 1] = K0 * L1 + K1 * L4 + K2 * L7
-                kin[i, _R + 3 * r + 2] = K0 * L2 + K1 * L5 + K2 * L8
-                kin[i, _O + r] = kin[k, _O + r] + K0 * x0 + K1 * x1 + K2 * x2
+                Rk0, Rk1, Rk2 = kin[k, _R + 3 * r], kin[k, _R + 3 * r + 1], kin[k, _R + 3 * r + 2]
+                kin[i, _R + 3 * r] = Rk0 * L0 + Rk1 * L3 + Rk2 * L6
+                kin[i, _R + 3 * r + 1] = Rk0 * L1 + Rk1 * L4 + Rk2 * L7
+                kin[i, _R + 3 * r + 2] = Rk0 * L2 + Rk1 * L5 + Rk2 * L8
+                kin[i, _O + r] = kin[k, _O + r] + Rk0 * x0 + Rk1 * x1 + Rk2 * x2
         m0, m1, m2 = reals[i, COM], reals[i, COM + 1], reals[i, COM + 2]
         a0, a1, a2 = reals[i, AXIS], reals[i, AXIS + 1], reals[i, AXIS + 2]
         for r in range(3):
@@ -242,6 +251,102 @@ def gyroscopic_moment(kin, t, i):
     Iw1 = kin[i, _I + 3] * w0 + kin[i, _I + 4] * w1 + kin[i, _I + 5] * w2
     Iw2 = kin[i, _I + 6] * w0 + kin[i, _I + 7] * w1 + kin[i, _I + 8] * w2
     return cross(w0, w1, w2, Iw0, Iw1, Iw2)
+
+
+@jit(inline=True)
+def wrench_to_parent(kin, k, i, n0, n1, n2, f0, f1, f2, out):
+    """Add ``B_ik^T [n; f]`` to ``out[k]``: a wrench at C_i carried to C_k (Saha Eq. 13, 30)."""
+    x0, x1, x2 = cross(kin[k, _C] - kin[i, _C], kin[k, _C + 1] - kin[i, _C + 1],
+                       kin[k, _C + 2] - kin[i, _C + 2], f0, f1, f2)
+    out[k, 0] += n0 - x0
+    out[k, 1] += n1 - x1
+    out[k, 2] += n2 - x2
+    out[k, 3] += f0
+    out[k, 4] += f1
+    out[k, 5] += f2
+
+
+@jit
+def times_b(A, c0, c1, c2, T):
+    """Write ``T = A B`` for a 6x6 ``A``, ``B = [[1, 0], [c x 1, 1]]`` (Saha Eq. 13)."""
+    # T[r, :3] = A[r, :3] + A[r, 3:] x c, T[r, 3:] = A[r, 3:].
+    for r in range(6):
+        x0, x1, x2 = cross(A[r, 3], A[r, 4], A[r, 5], c0, c1, c2)
+        T[r, 0] = A[r, 0] + x0
+        T[r, 1] = A[r, 1] + x1
+        T[r, 2] = A[r, 2] + x2
+        T[r, 3] = A[r, 3]
+        T[r, 4] = A[r, 4]
+        T[r, 5] = A[r, 5]
+
+
+@jit
+def add_b_transpose_times(T, c0, c1, c2, out):
+    """Add ``B^T T`` to the 6x6 ``out``, ``B = [[1, 0], [c x 1, 1]]``: T's columns as wrenches."""
+    for col in range(6):
+        x0, x1, x2 = cross(T[3, col], T[4, col], T[5, col], c0, c1, c2)
+        out[0, col] += T[0, col] + x0
+        out[1, col] += T[1, col] + x1
+        out[2, col] += T[2, col] + x2
+        out[3, col] += T[3, col]
+        out[4, col] += T[4, col]
+        out[5, col] += T[5, col]
+
+
+@jit
+def congruence_add(A, c0, c1, c2, T, out):
+    """Add ``B^T A B`` to the 6x6 ``out`` (Saha Eq. 23b); ``T`` is a 6x6 scratch matrix."""
+    times_b(A, c0, c1, c2, T)
+    add_b_transpose_times(T, c0, c1, c2, out)
+
+
+@jit(inline=True)
+def origin_inertia(reals, kin, i):
+    """
+    Return body i's spatial inertia at the base origin in 10 numbers (Saha Eq. 2, moved).
+
+    ``(J_xx, J_xy, J_xz, J_yy, J_yz, J_zz, h_x, h_y, h_z, m)``: the rotational inertia about the
+    origin ``J = R Ib R^T + m (|C|^2 1 - C C^T)`` (parallel axes), the first moment ``h = m C``
+    and the mass, ``C = C_i`` and ``R = R_i`` from :func:`forward_kinematics`.
+    """
+    m = reals[i, MASS]
+    c0, c1, c2 = kin[i, _C], kin[i, _C + 1], kin[i, _C + 2]
+    cc = c0 * c0 + c1 * c1 + c2 * c2
+    # R Ib R^T: the rows y_r of R Ib, then their products with the rows of R (6 entries).
+    R0, R1, R2 = kin[i, _R], kin[i, _R + 1], kin[i, _R + 2]
+    R3, R4, R5 = kin[i, _R + 3], kin[i, _R + 4], kin[i, _R + 5]
+    R6, R7, R8 = kin[i, _R + 6], kin[i, _R + 7], kin[i, _R + 8]
+    b0, b1, b2 = reals[i, INERTIA], reals[i, INERTIA + 1], reals[i, INERTIA + 2]
+    b4, b5, b8 = reals[i, INERTIA + 4], reals[i, INERTIA + 5], reals[i, INERTIA + 8]
+    y00, y01, y02 = R0 * b0 + R1 * b1 + R2 * b2, R0 * b1 + R1 * b4 + R2 * b5, \
+        R0 * b2 + R1 * b5 + R2 * b8
+    y10, y11, y12 = R3 * b0 + R4 * b1 + R5 * b2, R3 * b1 + R4 * b4 + R5 * b5, \
+        R3 * b2 + R4 * b5 + R5 * b8
+    y20, y21, y22 = R6 * b0 + R7 * b1 + R8 * b2, R6 * b1 + R7 * b4 + R8 * b5, \
+        R6 * b2 + R7 * b5 + R8 * b8
+    return (y00 * R0 + y01 * R1 + y02 * R2 + m * (cc - c0 * c0),
+            y00 * R3 + y01 * R4 + y02 * R5 - m * c0 * c1,
+            y00 * R6 + y01 * R7 + y02 * R8 - m * c0 * c2,
+            y10 * R3 + y11 * R4 + y12 * R5 + m * (cc - c1 * c1),
+            y10 * R6 + y11 * R7 + y12 * R8 - m * c1 * c2,
+            y20 * R6 + y21 * R7 + y22 * R8 + m * (cc - c2 * c2),
+            m * c0, m * c1, m * c2, m)
+
+
+@jit(inline=True)
+def expand_inertia(packed10, out):
+    """Write the 6x6 ``[[J, h x 1], [(h x 1)^T, m 1]]`` of a spatial inertia's 10 numbers."""
+    out[0, 0], out[0, 1], out[0, 2] = packed10[0], packed10[1], packed10[2]
+    out[1, 0], out[1, 1], out[1, 2] = packed10[1], packed10[3], packed10[4]
+    out[2, 0], out[2, 1], out[2, 2] = packed10[2], packed10[4], packed10[5]
+    h0, h1, h2, m = packed10[6], packed10[7], packed10[8], packed10[9]
+    out[0, 3], out[0, 4], out[0, 5] = 0.0, -h2, h1
+    out[1, 3], out[1, 4], out[1, 5] = h2, 0.0, -h0
+    out[2, 3], out[2, 4], out[2, 5] = -h1, h0, 0.0
+    for r in range(3):
+        for col in range(3):
+            out[3 + r, col] = out[col, 3 + r]
+            out[3 + r, 3 + col] = m if r == col else 0.0
 
 
 @jit

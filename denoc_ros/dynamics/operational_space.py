@@ -28,9 +28,10 @@ from typing import Optional, Union
 
 import numpy as np
 
-from . import _compile as K
+from . import _compile
 from ._compile import all_finite, jit
-from ._state import kernel_arrays, prepare
+from ._packed import packed
+from ._state import kernel_arrays, one_state, prepare
 from .crba import composite_inertias, generalized_inertia_matrix, IC_WIDTH, mass_matrix
 from .jacobian import (jacobian, jacobian_dot_times_qd, jacobian_dot_times_qd_state,
                        jacobian_state, resolve_frame)
@@ -64,12 +65,12 @@ def cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g):
         generalized_inertia_matrix(ints, kin, P, I_c, M[b])
     if all_finite(J) and all_finite(Jdqd) and all_finite(M) and all_finite(h) \
             and all_finite(g):
-        return K.OK
-    return K.BAD_OUTPUT
+        return _compile.OK
+    return _compile.BAD_OUTPUT
 
 
 # ----------------------------------------------------------------------------------------------
-# Operational-space dynamics (cartesian.py: Lambda, mu, p, J_bar)
+# Operational-space dynamics (Lambda, mu, p, J_bar)
 
 @jit
 def operational_space_state(J, Jdqd, M, h, g, damping, rcond, L, Y, Lam, J_bar, mu, p):
@@ -81,7 +82,7 @@ def operational_space_state(J, Jdqd, M, h, g, damping, rcond, L, Y, Lam, J_bar, 
         for k in range(j):
             s -= L[j, k] * L[j, k]
         if not s > 0.0:
-            return K.NOT_POSITIVE_DEFINITE, 0.0
+            return _compile.NOT_POSITIVE_DEFINITE, 0.0
         L[j, j] = math.sqrt(s)
         for i in range(j + 1, n):
             s = M[i, j]
@@ -148,7 +149,7 @@ def operational_space_state(J, Jdqd, M, h, g, damping, rcond, L, Y, Lam, J_bar, 
             a -= Lam[r, k] * Jdqd[k]
         mu[r] = a
         p[r] = b
-    return K.OK, cond
+    return _compile.OK, cond
 
 
 @jit
@@ -162,23 +163,23 @@ def cartesian_dynamics_batch(ints, reals, q, qd, body, frame, damping, rcond, J,
     size, n = qd.shape
     for b in range(size):
         if not configuration_ok(ints, q[b]):
-            return K.BAD_INPUT
+            return _compile.BAD_INPUT
     if not all_finite(qd):
-        return K.BAD_INPUT
+        return _compile.BAD_INPUT
     Jdqd, M = np.empty((size, 6)), np.empty((size, n, n))
     h, g = np.empty((size, n)), np.empty((size, n))
-    if cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g) != K.OK:
-        return K.BAD_OUTPUT
+    if cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g) != _compile.OK:
+        return _compile.BAD_OUTPUT
     L, Y = np.empty((n, n)), np.empty((n, 6))
     for b in range(size):
         status, cond[b] = operational_space_state(J[b], Jdqd[b], M[b], h[b], g[b], damping,
                                                   rcond, L, Y, Lam[b], J_bar[b], mu[b], p[b])
-        if status != K.OK:
+        if status != _compile.OK:
             return status
     if all_finite(Lam) and all_finite(J_bar) and all_finite(mu) and all_finite(p) \
             and all_finite(cond):
-        return K.OK
-    return K.BAD_OUTPUT
+        return _compile.OK
+    return _compile.BAD_OUTPUT
 
 
 @dataclass(frozen=True, eq=False)
@@ -242,25 +243,20 @@ def cartesian_dynamics(model, q, qd, frame: Optional[str] = None, damping: float
     """
     damping = _check_nonnegative('damping', damping)
     rcond = _check_nonnegative('rcond', rcond)
-    if (type(q) is np.ndarray and type(qd) is np.ndarray and q.ndim == 1 and qd.ndim == 1
-            and q.dtype == float and qd.dtype == float):
-        try:  # one state: one kernel call (the checks are done in the kernel)
-            pk = model.packed
-            name = model.tip_link if frame is None or frame == '' else frame
-            data = pk.frames[name]
-            fast = q.shape == (pk.nq,) and qd.shape == (pk.n,) and pk.n > 0
-        except Exception:
-            fast = False
-        if fast:
-            result = _compiled(pk, (), np.ascontiguousarray(q)[None],
-                               np.ascontiguousarray(qd)[None], data, damping, rcond, name)
-            if result is not None:
-                return result
+    pk = one_state(model, q, qd)  # one state: one kernel call (the kernel checks the values)
+    if (pk is not None and (frame is None or type(frame) is str) and frame in pk.frames
+            and q.shape == (pk.nq,) and qd.shape == (pk.nv,) and pk.nv > 0):
+        name = model.tip_link if frame is None or frame == '' else frame
+        result = _compiled(pk, (), np.ascontiguousarray(q)[None],
+                           np.ascontiguousarray(qd)[None], pk.frames[frame], damping, rcond,
+                           name)
+        if result is not None:
+            return result
     batch, (qf, qdf), _ = prepare(model, (('q', q), ('qd', qd)))
     fr = resolve_frame(model, frame)
     (qf, qdf), _ = kernel_arrays(model, (qf, qdf))
-    result = _compiled(model.packed, batch, qf, qdf, model.packed.frames[fr.name], damping,
-                       rcond, fr.name)
+    pk = packed(model)
+    result = _compiled(pk, batch, qf, qdf, pk.frames[fr.name], damping, rcond, fr.name)
     if result is not None:
         return result
     # An overflow: the term that overflowed raises its documented error.
@@ -283,9 +279,9 @@ def _compiled(pk, batch, q, qd, data, damping, rcond, name):
     p, J_bar, cond = np.empty((size, 6)), np.empty((size, n, 6)), np.empty(size)
     status = cartesian_dynamics_batch(pk.ints, pk.reals, q, qd, data[0], data[1], damping,
                                       rcond, J, Lam, mu, p, J_bar, cond)
-    if status == K.NOT_POSITIVE_DEFINITE:
+    if status == _compile.NOT_POSITIVE_DEFINITE:
         raise _not_positive_definite()
-    if status != K.OK:
+    if status != _compile.OK:
         return None
     return _result(batch, name, J, Lam, mu, p, J_bar, cond)
 

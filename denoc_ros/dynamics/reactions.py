@@ -33,6 +33,7 @@ components are carried by the bearings.
 
 import numpy as np
 
+from ._packed import packed
 from ._state import finish, kernel_arrays, prepare
 from .rnea import reaction_wrenches_batch
 from ..errors import InputError
@@ -58,7 +59,7 @@ def joint_reaction_wrenches(model, q, qd, qdd, f_ext=None, frame='joint'):
                          f'got {frame!r}')
     batch, (q, qd, qdd), f_ext = prepare(model, (('q', q), ('qd', qd), ('qdd', qdd)), f_ext)
     (q, qd, qdd), f_ext = kernel_arrays(model, (q, qd, qdd), f_ext)
-    pk = model.packed
+    pk = packed(model)
     out = np.empty((q.shape[0], pk.nb, 6))
     reaction_wrenches_batch(pk.ints, pk.reals, q, qd, qdd, f_ext, frame == 'joint', out)
     return finish(batch, out, 'joint_reaction_wrenches')

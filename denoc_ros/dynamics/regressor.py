@@ -38,10 +38,10 @@ and twist rates those of the origins and leaves them independent of the paramete
 
 import numpy as np
 
-from . import _compile as K
-from ._compile import all_finite, cross, jit, model_arrays
+from . import _compile
+from ._compile import all_finite, cross, jit, model_arrays, single_state
 from ._packed import COM, NV, PARENT, V0
-from ._state import finish, kernel_arrays, prepare
+from ._state import checked_batch, one_state
 from .kinematics import (_O, _R, _T, _TD, configuration_ok, configuration_size,
                          forward_kinematics, KIN_WIDTH, MOT_WIDTH, twist_rates, twists)
 
@@ -135,9 +135,9 @@ def regressor_one(handle, q, qd, qdd, out):
     if not (q.shape[0] == configuration_size(ints) and qd.shape[0] == nv
             and qdd.shape[0] == nv and out.shape[1] == 10 * nb
             and configuration_ok(ints, q) and all_finite(qd) and all_finite(qdd)):
-        return K.BAD_INPUT
+        return _compile.BAD_INPUT
     regressor_state(ints, origin_reals(reals), q, qd, qdd, work[0], work[1], work[2], out)
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
@@ -148,11 +148,11 @@ def regressor_batch(ints, reals, q, qd, qdd, out):
     reals0 = origin_reals(reals)
     for b in range(q.shape[0]):
         regressor_state(ints, reals0, q[b], qd[b], qdd[b], kin, P, mot, out[b])
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-_F8, _empty = K.FLOAT64, np.empty
-_regressor_one = K.single_state(regressor_one, globals(), '_regressor_one', 'vvvm')
+_empty = np.empty
+_regressor_one = single_state(regressor_one, globals(), '_regressor_one', 'vvvm')
 
 
 def regressor(model, q, qd, qdd):
@@ -167,18 +167,15 @@ def regressor(model, q, qd, qdd):
     Gravity is the model's. Joint friction, offsets and rotor inertia are extra columns, from
     :func:`denoc_ros.identification.joint_columns`.
     """
-    try:  # one state: straight to the kernel (see rnea.inverse_dynamics)
-        if (q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1 and q.dtype is _F8
-                and qd.dtype is _F8 and qdd.dtype is _F8):
-            pk = model.packed
-            out = _empty((pk.n, 10 * pk.nb))
-            if not _regressor_one(pk.handle, q, qd, qdd, out):
-                return out
-    except Exception:
-        pass
-    batch, (q, qd, qdd), _ = prepare(model, (('q', q), ('qd', qd), ('qdd', qdd)))
-    (q, qd, qdd), _ = kernel_arrays(model, (q, qd, qdd))
-    pk = model.packed
-    out = np.empty((q.shape[0], pk.n, 10 * pk.nb))
-    regressor_batch(pk.ints, pk.reals, q, qd, qdd, out)
-    return finish(batch, out, 'regressor')
+    pk = one_state(model, q, qd, qdd)  # one state: straight to the kernel (see _state)
+    if pk is not None:
+        out = _empty((pk.nv, 10 * pk.nb))
+        if not _regressor_one(pk.handle, q, qd, qdd, out):
+            return out
+    return checked_batch(model, regressor_batch, (('q', q), ('qd', qd), ('qdd', qdd)),
+                         _regressor_shape, 'regressor')
+
+
+def _regressor_shape(pk):
+    """Return ``(nv, 10 nb)``: the shape of one state's regressor."""
+    return (pk.nv, 10 * pk.nb)

@@ -31,13 +31,15 @@ reaction wrenches (:mod:`.reactions`).
 
 import numpy as np
 
-from . import _compile as K
-from ._compile import all_finite, cross, jit, model_arrays, row
+from . import _compile
+from ._compile import all_finite, cross, jit, model_arrays, row, single_state
 from ._packed import GRAVITY, MASS, NV, PARENT, V0
-from ._state import finish, kernel_arrays, prepare
-from .kinematics import (_C, _D, _I, _R, _T, _TD, _W, configuration_ok, configuration_size,
+from ._packed import packed
+from ._state import (checked_batch, finish, kernel_arrays, NO_ACCEL, NO_WRENCH, one_state,
+                     one_wrench_set, prepare, vector)
+from .kinematics import (_D, _I, _R, _T, _TD, _W, configuration_ok, configuration_size,
                          forward_kinematics, gyroscopic_moment, KIN_WIDTH, MOT_WIDTH,
-                         twist_rates, twists, world_inertias)
+                         twist_rates, twists, world_inertias, wrench_to_parent)
 
 __all__ = ['coriolis_torques', 'gravity_torques', 'inverse_dynamics']
 
@@ -70,14 +72,7 @@ def resultant_wrenches(ints, kin, P, w, tau):
             tau[b] = (P[b, 0] * w0 + P[b, 1] * w1 + P[b, 2] * w2
                       + P[b, 3] * w3 + P[b, 4] * w4 + P[b, 5] * w5)
         if k >= 0:
-            x0, x1, x2 = cross(kin[k, _C] - kin[i, _C], kin[k, _C + 1] - kin[i, _C + 1],
-                               kin[k, _C + 2] - kin[i, _C + 2], w3, w4, w5)
-            w[k, 0] += w0 - x0
-            w[k, 1] += w1 - x1
-            w[k, 2] += w2 - x2
-            w[k, 3] += w3
-            w[k, 4] += w4
-            w[k, 5] += w5
+            wrench_to_parent(kin, k, i, w0, w1, w2, w3, w4, w5, w)
 
 
 @jit
@@ -125,11 +120,11 @@ def newton_euler_one(handle, q, qd, qdd, fext, gscale, out):
             and (fext.shape[0] == 0 or (fext.shape[0] == nb and fext.shape[1] == 6))
             and configuration_ok(ints, q) and all_finite(qd) and all_finite(qdd)
             and all_finite(fext)):
-        return K.BAD_INPUT
+        return _compile.BAD_INPUT
     if qdd.shape[0] == 0:
         qdd = np.zeros(nv)
     newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, work[0], work[1], work[2], out)
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
@@ -142,7 +137,7 @@ def inverse_dynamics_batch(ints, reals, q, qd, qdd, fext, gscale, out):
         newton_euler_state(ints, reals, q[b], row(qd, b), row(qdd, b),
                            row(fext, b) if fext.shape[0] > 0 else none, gscale, kin, P,
                            mot, out[b])
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
@@ -168,7 +163,7 @@ def reaction_wrenches_batch(ints, reals, q, qd, qdd, fext, local, out):
                     for r in range(3):
                         out[b, i, 3 * h + r] = (kin[i, _R + r] * u0 + kin[i, _R + 3 + r] * u1
                                                 + kin[i, _R + 6 + r] * u2)
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
@@ -191,9 +186,9 @@ def gravity_torques_one(handle, q, out):
     q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints)
             and configuration_ok(ints, q)):
-        return K.BAD_INPUT
+        return _compile.BAD_INPUT
     gravity_state(ints, reals, q, work[0], work[1], work[2], out)
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
@@ -203,13 +198,12 @@ def gravity_torques_batch(ints, reals, q, out):
     kin, P, w = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, 6))
     for b in range(q.shape[0]):
         gravity_state(ints, reals, q[b], kin, P, w, out[b])
-    return K.OK if all_finite(out) else K.BAD_OUTPUT
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-_F8, _empty = K.FLOAT64, np.empty
-_newton_euler_one = K.single_state(newton_euler_one, globals(), '_newton_euler_one', 'vvvwfo')
-_gravity_torques_one = K.single_state(gravity_torques_one, globals(), '_gravity_torques_one',
-                                      'vo')
+_empty = np.empty
+_newton_euler_one = single_state(newton_euler_one, globals(), '_newton_euler_one', 'vvvwfo')
+_gravity_torques_one = single_state(gravity_torques_one, globals(), '_gravity_torques_one', 'vo')
 
 
 def inverse_dynamics(model, q, qd, qdd, f_ext=None):
@@ -226,63 +220,40 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     origin (Pinocchio's ``fext`` in the joint-local frame, ``[linear; angular]``); for a
     floating model row 0 is the base.
     """
-    try:
-        # One state given as float64 vectors (native byte order): straight to the kernel's entry
-        # point (see _compile.single_state), which refuses what is not an array of float64
-        # itself. Anything else (not a model, a list, float32, a batch) or a state the kernel
-        # rejects (wrong length, NaN) goes on to the checked path and its documented error.
-        if (q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1 and q.dtype is _F8
-                and qd.dtype is _F8 and qdd.dtype is _F8):
-            pk = model.packed
-            out = _empty(pk.n)
-            if f_ext is None:
-                if not _newton_euler_one(pk.handle, q, qd, qdd, pk.no_wrench, 1.0, out):
-                    return out
-            # A (0, 6) f_ext would read as "no wrenches" in the kernel.
-            elif f_ext.ndim == 2 and f_ext.dtype is _F8 and len(f_ext) == pk.nb:
-                if not _newton_euler_one(pk.handle, q, qd, qdd, f_ext, 1.0, out):
-                    return out
-    except Exception:
-        pass
+    pk = one_state(model, q, qd, qdd)  # one state: straight to the kernel (see _state)
+    if pk is not None and (f_ext is None or one_wrench_set(pk, f_ext)):
+        out = _empty(pk.nv)
+        if not _newton_euler_one(pk.handle, q, qd, qdd, NO_WRENCH if f_ext is None else f_ext,
+                                 1.0, out):
+            return out
     batch, (q, qd, qdd), f_ext = prepare(model, (('q', q), ('qd', qd), ('qdd', qdd)), f_ext)
     (q, qd, qdd), f_ext = kernel_arrays(model, (q, qd, qdd), f_ext)
-    pk = model.packed
-    tau = np.empty((q.shape[0], pk.n))
+    pk = packed(model)
+    tau = np.empty((q.shape[0], pk.nv))
     inverse_dynamics_batch(pk.ints, pk.reals, q, qd, qdd, f_ext, 1.0, tau)
     return finish(batch, tau, 'inverse_dynamics')
 
 
 def gravity_torques(model, q):
     """Return ``g(q) = ID(q, 0, 0)``, the forces holding the robot against gravity (Eq. 30)."""
-    try:  # one state: straight to the kernel (see inverse_dynamics)
-        if q.ndim == 1 and q.dtype is _F8:
-            pk = model.packed
-            out = _empty(pk.n)
-            if not _gravity_torques_one(pk.handle, q, out):
-                return out
-    except Exception:
-        pass
-    batch, (q,), _ = prepare(model, (('q', q),))
-    (q,), _ = kernel_arrays(model, (q,))
-    pk = model.packed
-    tau = np.empty((q.shape[0], pk.n))
-    gravity_torques_batch(pk.ints, pk.reals, q, tau)
-    return finish(batch, tau, 'gravity_torques')
+    pk = one_state(model, q)  # one state: straight to the kernel (see _state)
+    if pk is not None:
+        out = _empty(pk.nv)
+        if not _gravity_torques_one(pk.handle, q, out):
+            return out
+    return checked_batch(model, gravity_torques_batch, (('q', q),), vector, 'gravity_torques')
 
 
 def coriolis_torques(model, q, qd):
     """Return ``C(q, qd) qd``, shape (..., nv): Eq. 30 with ``qdd = 0`` and no gravity."""
-    try:  # one state: straight to the kernel (see inverse_dynamics)
-        if q.ndim == 1 and qd.ndim == 1 and q.dtype is _F8 and qd.dtype is _F8:
-            pk = model.packed
-            out = _empty(pk.n)
-            if not _newton_euler_one(pk.handle, q, qd, pk.no_accel, pk.no_wrench, 0.0, out):
-                return out
-    except Exception:
-        pass
+    pk = one_state(model, q, qd)  # one state: straight to the kernel (see _state)
+    if pk is not None:
+        out = _empty(pk.nv)
+        if not _newton_euler_one(pk.handle, q, qd, NO_ACCEL, NO_WRENCH, 0.0, out):
+            return out
     batch, (q, qd), _ = prepare(model, (('q', q), ('qd', qd)))
     (q, qd), f_ext = kernel_arrays(model, (q, qd))
-    pk = model.packed
-    out = np.empty((q.shape[0], pk.n))
-    inverse_dynamics_batch(pk.ints, pk.reals, q, qd, np.zeros((1, pk.n)), f_ext, 0.0, out)
+    pk = packed(model)
+    out = np.empty((q.shape[0], pk.nv))
+    inverse_dynamics_batch(pk.ints, pk.reals, q, qd, np.zeros((1, pk.nv)), f_ext, 0.0, out)
     return finish(batch, out, 'coriolis_torques')

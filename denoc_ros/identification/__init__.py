@@ -28,6 +28,7 @@ bags.py                     rosbag2 bags (mcap, sqlite3) read and written
 data.py                     read_recording of any format; CSV and NPZ
 filtering.py                filtering, differentiation, decimation (prepare_samples)
 excitation.py               periodic excitation trajectories (finite Fourier series)
+payload.py                  the payload on one link: estimate_payload, PayloadWindow
 pipeline.py                 identify(): samples -> base parameters, fits, validation
 report.py                   report.json, plots and index.html
 urdf_output.py              the identified URDF

@@ -45,8 +45,8 @@ import scipy.linalg
 from .parameters import inertia_about_origin
 from ..errors import DataError, InputError
 
-__all__ = ['NormalEquations', 'LeastSquaresFit', 'least_squares', 'physically_consistent',
-           'PhysicalFit', 'physical_margin']
+__all__ = ['consistent_minimum', 'NormalEquations', 'LeastSquaresFit', 'least_squares',
+           'physically_consistent', 'PhysicalFit', 'physical_margin']
 
 
 class NormalEquations:
@@ -314,13 +314,27 @@ def physically_consistent(normal, layout, model, weights=None, prior=1e-8, max_i
         raise InputError(f'prior must be positive, got {prior}: without it the directions the '
                          'data cannot see have no minimum')
     A, b, c = normal.combined(weights)
-    p = layout.size
-    nb = layout.body_size
-    bodies = layout.n
     scale = _typical_scales(layout, model)
-    nominal = np.array(layout.nominal, dtype=float)
     nonnegative = np.array([t in ('viscous', 'coulomb', 'armature')
                             for t in layout.joint_terms for _ in range(layout.n)], dtype=bool)
+    return consistent_minimum(A, b, c, layout.nominal, scale, layout.n, nonnegative, prior,
+                              max_iterations, gap)
+
+
+def consistent_minimum(A, b, c, nominal, scale, bodies, nonnegative, prior=1e-8,
+                       max_iterations=400, gap=1e-10):
+    """
+    Return the :class:`PhysicalFit` minimising ``theta^T A theta - 2 b^T theta + c`` plus prior.
+
+    The solver of :func:`physically_consistent` on given normal equations: ``bodies`` blocks of
+    ten body parameters first (each pseudo-inertia kept positive definite), then the
+    ``nonnegative`` mask's terms kept positive; ``nominal`` the prior's centre and ``scale``
+    each parameter's typical size (see :func:`physically_consistent`).
+    """
+    p = len(nominal)
+    nb = 10 * bodies
+    nominal = np.array(nominal, dtype=float)
+    nonnegative = np.asarray(nonnegative, dtype=bool)
     weight = prior * float(np.trace(A / np.outer(scale, scale))) / p
     prior_diag = weight / scale ** 2
     # f(theta) = theta^T Q theta - 2 q^T theta + const (data plus prior)

@@ -326,8 +326,11 @@ def _unscaled_condition(Wb):
 class _Design:
     """The optimisation problem: variables, objective, constraints and their derivatives."""
 
-    def __init__(self, model, layout, base, duration, harmonics, samples, limits, start):
+    def __init__(self, model, layout, base, duration, harmonics, samples, limits, start,
+                 payload=None):
         n, K = model.dof, harmonics
+        # payload: (body, X) -- the criterion is then on the body's ten columns, link frame.
+        self.payload = payload
         self.model, self.layout, self.base, self.limits = model, layout, base, limits
         self.n, self.K = n, K
         self.w_f = 2.0 * math.pi / duration
@@ -362,6 +365,8 @@ class _Design:
         self.first = 0 if start is None else 1
         self.evaluations = 0
         self.best = None             # (log kappa, variables) of the best feasible point so far
+        self.best_reduced = None     # the same in the free variables (payload design)
+        self._free = None
         self._cache = {}
 
     # -- variables ---------------------------------------------------------------------------
@@ -402,8 +407,46 @@ class _Design:
                     dqdd[j, :, j, col] = 1.0
         return dqd, dqdd
 
+    def freeze(self, z_start, moving, q_static):
+        """Keep only the joints ``moving`` free: the others' variables fixed at rest."""
+        zero = np.zeros((self.n, self.K))
+        fixed = self.variables(zero, zero, q_static).reshape(self.n, self.d)
+        self._template = fixed.reshape(-1).copy()
+        mask = np.zeros((self.n, self.d), dtype=bool)
+        mask[list(moving)] = True
+        self._free = mask.reshape(-1)
+        self._template[self._free] = np.asarray(z_start)[self._free]
+
+    def reduce(self, z):
+        """Return the free variables of full variables ``z``."""
+        return np.asarray(z)[self._free].copy()
+
+    def expand(self, z):
+        """Return the full variables of free variables ``z``."""
+        full = self._template.copy()
+        full[self._free] = z
+        return full
+
     def evaluate(self, z, derivatives=False):
         """Return a dict: objective, kappa, constraint values (and their derivatives)."""
+        if getattr(self, '_free', None) is None:
+            return self._evaluate(z, derivatives)
+        key = ('reduced', z.tobytes(), derivatives)
+        if key in self._cache:
+            return self._cache[key]
+        out = dict(self._evaluate(self.expand(z), derivatives))
+        if derivatives:
+            out['gradient'] = out['gradient'][self._free]
+            out['jacobian'] = out['jacobian'][:, self._free]
+        if out['constraints'].min(initial=0.0) >= -FEASIBILITY and (
+                self.best_reduced is None or out['value'] < self.best_reduced[0]):
+            self.best_reduced = (out['value'], z.copy())
+            self.best = self.best_reduced
+        self._cache[key] = out
+        return out
+
+    def _evaluate(self, z, derivatives=False):
+        """Return evaluate's dict for full variables ``z``."""
         key = (z.tobytes(), derivatives)
         if key in self._cache:
             return self._cache[key]
@@ -434,7 +477,7 @@ class _Design:
         terms = self.design_layout.joint_terms
         W = Y if not terms else np.concatenate(
             (Y, joint_columns(self.model, qd, qdd, terms, self.design_layout.smoothing)), -1)
-        Wb = self.base.columns(W).reshape(N * n, -1)
+        Wb = self._criterion_columns(Y, W)
         value, kappa, G = _log_condition(Wb, derivatives)
         lim = self.limits
         f = self.first
@@ -449,11 +492,15 @@ class _Design:
             zeros = np.zeros_like(jqd)
             dW = [np.concatenate((dy, dj), axis=-1) for dy, dj in zip(dY, (zeros, jqd, jqdd))]
             Gb = G.reshape(N, n, -1)
-            ind = self.base.independent
             # d objective / d state_s[t, j], then by the chain rule d objective / d z.
             grad = np.zeros((n, self.d))
             for s in range(3):
-                g = np.einsum('jtir,tir->jt', dW[s][..., ind], Gb)
+                if self.payload is None:
+                    dWb = dW[s][..., self.base.independent]
+                else:
+                    body, X = self.payload
+                    dWb = dY[s][..., 10 * body:10 * body + 10] @ X
+                g = np.einsum('jtir,tir->jt', dWb, Gb)
                 grad += g @ self.B[s]
             out['gradient'] = grad.reshape(-1)
             # d tau[t, i] / d z_j = sum_s (d tau_i / d state_s_j)(t) B_s[t]
@@ -469,7 +516,7 @@ class _Design:
                             ** 2)[:, :, None, None])[:, er]
             out['jacobian'] = np.concatenate([J.reshape(-1, n * self.d)
                                               for J in (J_q[f:], J_v[1:], J_e[f:])])
-        if (np.min(out['constraints'], initial=0.0) >= -FEASIBILITY
+        if (self._free is None and np.min(out['constraints'], initial=0.0) >= -FEASIBILITY
                 and (self.best is None or value < self.best[0])):
             self.best = (value, z.copy())
         if len(self._cache) > 8:
@@ -477,11 +524,21 @@ class _Design:
         self._cache[key] = out
         return out
 
+    def _criterion_columns(self, Y, W):
+        """Return the (N n, r) columns whose condition is minimised (base or payload's ten)."""
+        if self.payload is None:
+            return self.base.columns(W).reshape(-1, self.base.independent.size)
+        body, X = self.payload
+        return (Y[..., 10 * body:10 * body + 10] @ X).reshape(-1, 10)
+
     def identification_conditions(self, z):
         """Return (scaled, unscaled) condition numbers with the identification's own columns."""
+        if self._free is not None and np.size(z) != self._free.size:
+            z = self.expand(z)
         q, qd, qdd = self.states(z)
         W = self.layout.regressor(self.model, q, qd, qdd)
-        Wb = self.base.columns(W).reshape(q.shape[0] * self.n, -1)
+        Y = W[..., :self.layout.body_size]
+        Wb = self._criterion_columns(Y, W)
         return math.exp(_log_condition(Wb)[0]), _unscaled_condition(Wb)
 
     # -- the random start --------------------------------------------------------------------
@@ -559,10 +616,22 @@ def _limit_usage(model, result_traj, limits, t):
     return usage
 
 
+def payload_joints(model, link, count=3):
+    """Return the indices of the ``count`` joints nearest the body carrying ``link`` (wrist)."""
+    body = model.frame(link).body
+    chain = []
+    while body >= 0:
+        chain.append(body)
+        body = int(model.parent[body])
+    joints = [int(np.flatnonzero(model.joint_bodies == b)[0]) for b in chain
+              if b in model.joint_bodies]
+    return sorted(joints[:count])
+
+
 def design_excitation(model, duration=20.0, harmonics=5, samples=None,
                       joint_terms=('viscous', 'coulomb'), seed=0, max_iterations=100,
                       progress=None, safety=DEFAULT_SAFETY, start=None, starts=1,
-                      tolerance=1e-5):
+                      tolerance=1e-5, payload_link=None, moving=None):
     """
     Return an :class:`ExcitationResult`: the best conditioned periodic excitation within limits.
 
@@ -577,14 +646,22 @@ def design_excitation(model, duration=20.0, harmonics=5, samples=None,
     used; ``start``: ``q(0)`` (n,), within the safety-scaled position limits, or None to leave
     it to the optimiser; ``starts``: random starts (the best result is kept); ``tolerance``:
     SLSQP's ``ftol`` on ``log kappa``.
+
+    ``payload_link``: design for payload estimation on that link instead
+    (:mod:`.payload`): the criterion is the column-scaled condition number of the ten
+    regressor columns of the body carrying the link, in the link frame (no joint terms: the
+    model's friction is taken as known), and only the joints ``moving`` (default
+    :func:`payload_joints`: the three nearest the link, the wrist) move; the others stay at
+    the start (or the middle of their range).
     """
     with threadpool_limits(limits=1, user_api='blas'):
         return _design(model, duration, harmonics, samples, tuple(joint_terms), seed,
-                       max_iterations, progress, safety, start, starts, tolerance)
+                       max_iterations, progress, safety, start, starts, tolerance,
+                       payload_link, moving)
 
 
 def _design(model, duration, harmonics, samples, joint_terms, seed, max_iterations, progress,
-            safety, start, starts, tolerance):
+            safety, start, starts, tolerance, payload_link=None, moving=None):
     """Return design_excitation's result (its arguments, in its order)."""
     t0 = _time.perf_counter()
     layout = ParameterLayout.of(model, joint_terms)
@@ -617,13 +694,22 @@ def _design(model, duration, harmonics, samples, joint_terms, seed, max_iteratio
                              f'safety factor {limits.safety:g})')
     if isinstance(starts, bool) or int(starts) != starts or starts < 1:
         raise InputError(f'starts must be a positive integer, got {starts!r}')
-    design = _Design(model, layout, base, duration, harmonics, samples, limits, start)
+    payload = None
     q_static = start if start is not None else limits.middle
+    if payload_link is not None:
+        from .payload import link_transform
+        body, _, X = link_transform(model, payload_link)
+        payload = (body, X)
+        moving = payload_joints(model, payload_link) if moving is None else list(moving)
+    design = _Design(model, layout, base, duration, harmonics, samples, limits, start, payload)
     rng = np.random.default_rng(seed)
     initial = None
     iteration = 0
     for _ in range(int(starts)):
         z0 = design.random_start(rng, q_static)
+        if payload is not None:
+            design.freeze(z0, moving, q_static)
+            z0 = design.reduce(z0)
         design.evaluate(z0)
         if initial is None:
             initial = design.identification_conditions(z0)
@@ -646,6 +732,8 @@ def _design(model, duration, harmonics, samples, joint_terms, seed, max_iteratio
     if design.best is None:  # pragma: no cover - the random start is feasible
         raise InputError('no trajectory within the limits was found')
     z = design.best[1]
+    if payload is not None:
+        z = design.expand(z)
     a, b, q0 = design.full(z)
     condition, unscaled = design.identification_conditions(z)
 

@@ -24,6 +24,9 @@ body's link gets the identified total less theirs, so that the description still
 whole tree. Friction is written as ``<dynamics damping="F_v" friction="F_c"/>`` on each joint
 (``tau_f = damping qd + friction sign(qd)``). Everything else in the file is left as it was.
 Loading the result with the same base and tip links gives back the identified parameters.
+
+:func:`payload_urdf` adds an estimated payload instead: a new link ``<link>_payload`` with the
+payload's ``<inertial>``, welded to the link by a fixed joint at its origin.
 """
 
 from lxml import etree
@@ -34,7 +37,7 @@ from ..errors import InputError
 from ..spatial import check_inertial, rotate_inertia
 from ..urdf import _link_inertial, _parse
 
-__all__ = ['identified_urdf']
+__all__ = ['identified_urdf', 'payload_urdf']
 
 
 def _number(x):
@@ -117,4 +120,31 @@ def identified_urdf(text, model, inertial, viscous=None, coulomb=None):
                 dynamics = etree.SubElement(joints[name], 'dynamics', damping='0.0',
                                             friction='0.0')
             dynamics.set(attribute, _number(max(float(value), 0.0)))
+    return etree.tostring(root, encoding='unicode')
+
+
+def payload_urdf(text, link, mass, com, inertia, name=None):
+    """
+    Return the URDF text with a payload welded to ``link``: a fixed child link of its own.
+
+    ``mass`` [kg], ``com`` (3,) in the link frame, ``inertia`` (3, 3) about the centre of mass
+    in the link's axes; ``name``: the new link's (default ``<link>_payload``, its joint
+    ``<name>_joint``). Raises InputError for an unknown link, a taken name or a payload that is
+    not a rigid body.
+    """
+    mass, com, inertia = check_inertial(f'payload on {link!r}', mass, com, inertia)
+    root = etree.fromstring(text.encode('utf-8') if isinstance(text, str) else text,
+                            etree.XMLParser(remove_blank_text=False))
+    names = {element.get('name') for element in root.findall('link')}
+    if link not in names:
+        raise InputError(f'payload: link {link!r} is not in the URDF')
+    name = name or f'{link}_payload'
+    if name in names or any(j.get('name') == f'{name}_joint' for j in root.findall('joint')):
+        raise InputError(f'payload: the URDF already has a link or joint named {name!r}')
+    element = etree.SubElement(root, 'link', name=name)
+    _set_inertial(element, mass, com, inertia)
+    joint = etree.SubElement(root, 'joint', name=f'{name}_joint', type='fixed')
+    etree.SubElement(joint, 'parent', link=link)
+    etree.SubElement(joint, 'child', link=name)
+    etree.SubElement(joint, 'origin', xyz='0 0 0', rpy='0 0 0')
     return etree.tostring(root, encoding='unicode')

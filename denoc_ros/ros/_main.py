@@ -15,13 +15,48 @@
 """The ``main()`` shared by every executable: init, build the node, spin, shut down cleanly."""
 
 import gc
+import os
 import sys
+import tempfile
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
-from ..errors import DenocError
+from .settings import normalize_arguments
+from ..errors import DenocError, InputError
 from ..signals import handle_interrupts, ignore_further_interrupts
+
+
+def init_ros(args=None):
+    """
+    Run ``rclpy.init`` on the command line (``sys.argv`` if None), its parameters normalized.
+
+    Lists mixing integers and doubles are made doubles (see
+    :func:`denoc_ros.ros.settings.normalize_arguments`). Arguments rcl still refuses (``-p x:=``)
+    raise InputError with rcl's reason in one line; rcl's own log of the failure is dropped.
+    """
+    args, copies = normalize_arguments(sys.argv if args is None else list(args))
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)  # rcl logs a failure to parse on fd 2 before raising
+        try:
+            rclpy.init(args=args)
+            error = None
+        except Exception as err:  # noqa: B902 - rclpy raises RCLError, a bare RuntimeError
+            error = err
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            for path in copies:
+                os.remove(path)
+        if error is None:
+            captured.seek(0)
+            sys.stderr.buffer.write(captured.read())
+            sys.stderr.flush()
+            return
+    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    reason = reason.replace('failed to initialize rcl: ', '').split(', at /')[0]
+    raise InputError(f'bad command line: {reason}')
 
 
 def spin_node(factory, name, args=None):
@@ -32,7 +67,11 @@ def spin_node(factory, name, args=None):
     and gives exit status 1, without a stack trace.
     """
     handle_interrupts()
-    rclpy.init(args=args)
+    try:
+        init_ros(args)
+    except DenocError as err:
+        print(f'{name}: {err}', file=sys.stderr)
+        return 1
     node = executor = None
     try:
         # The executor before the node: a signal that lands while an executor is being built

@@ -32,8 +32,23 @@ from denoc_ros_interfaces.msg import ContactState
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
 
+from . import settings as parameters
 from ._main import spin_node
+from .settings import Spec
 from .torque_monitor import format_torques
+
+
+# all read at start-up
+PARAMETERS = parameters.table(*parameters.read_only(
+    Spec('link', 'string', 'panda_link7', 'link the push acts on'),
+    Spec('force', 'doubles', [0.0, 0.0, 15.0], 'force of the push in link axes [N]', length=3),
+    Spec('torque', 'doubles', [0.0, 0.0, 0.0], 'torque of the push in link axes [N m]',
+         length=3),
+    Spec('period', 'double', 4.0, 'period of push and release [s]', 0.0, 3600.0,
+         open_low=True),
+    Spec('push_duration', 'double', 2.0, 'duration of each push [s]', 0.0, 3600.0),
+    Spec('dynamics_node', 'string', '/denoc_dynamics', 'name of the dynamics node'),
+    Spec('sim_arm', 'string', '/sim_arm', 'name of the simulated arm node')))
 
 
 class ContactDemo(Node):
@@ -41,20 +56,13 @@ class ContactDemo(Node):
 
     def __init__(self, **kwargs):
         super().__init__('contact_demo', **kwargs)
-        declare = self.declare_parameter
-        declare('link', 'panda_link7')
-        declare('force', [0.0, 0.0, 15.0])
-        declare('torque', [0.0, 0.0, 0.0])
-        declare('period', 4.0)
-        declare('push_duration', 2.0)
-        declare('dynamics_node', '/denoc_dynamics')
-        declare('sim_arm', '/sim_arm')
-        value = self._value
+        values = parameters.declare(self, PARAMETERS)
+        value = values.get
         self._link = value('link')
-        self._force = [float(f) for f in value('force')]
-        self._torque = [float(m) for m in value('torque')]
-        self._period = float(value('period'))
-        self._push = float(value('push_duration'))
+        self._force = value('force')
+        self._torque = value('torque')
+        self._period = value('period')
+        self._push = value('push_duration')
         node, arm = value('dynamics_node').rstrip('/'), value('sim_arm').rstrip('/')
         self._pub = self.create_publisher(WrenchStamped, f'{arm}/external_wrench', 10)
         self._contact = self._wrench = None
@@ -64,9 +72,6 @@ class ContactDemo(Node):
         self._pushing = None
         self.create_timer(0.05, self._drive)
         self.create_timer(0.5, self._print)
-
-    def _value(self, name):
-        return self.get_parameter(name).value
 
     def _elapsed(self):
         return (self.get_clock().now() - self._t0).nanoseconds * 1e-9

@@ -87,3 +87,13 @@ def all_finite(values):
         return all(math.isfinite(v) for v in values)
     except ValueError:     # inf - inf
         return False
+
+
+def stamp_seconds(stamp):
+    """
+    Return a builtin_interfaces/Time as seconds (float): the node's one stamp conversion.
+
+    The momentum observer's times, its ``max_gap`` (the ``observer_max_gap`` parameter) and the
+    backward-stamp check are all in seconds; nanoseconds never leave this function.
+    """
+    return stamp.sec + 1e-9 * stamp.nanosec

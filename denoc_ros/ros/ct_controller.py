@@ -57,15 +57,16 @@ import sys
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 import yaml
 
+from . import settings as parameters
 from ._main import spin_node
 from .conversions import JointMap
+from .settings import PER_JOINT, Spec
 from .trajectory import TrajectorySampler
 from ..description import read_description
 from ..errors import DenocError, InputError
@@ -176,14 +177,28 @@ def load_trajectory_yaml(path):
         raise InputError(f'trajectory file {path}: {err}') from None
 
 
+# read at start-up (read-only), except trajectory_file and loop
+PARAMETERS = parameters.table(*parameters.read_only(
+    *parameters.model_specs(urdf_path='panda'),
+    parameters.gravity_spec(),
+    Spec('kp', 'doubles', [400.0], 'position gains Kp [1/s^2]', 0.0, length=PER_JOINT),
+    Spec('kd', 'doubles', [40.0], 'velocity gains Kd [1/s]', 0.0, length=PER_JOINT),
+    Spec('mass_scale', 'double', 1.0, 'factor on every mass and inertia of the model', 0.0,
+         100.0, open_low=True, open_high=True, example=1.1),
+    Spec('joints', 'strings', [], 'joint order of ~/commands; unset: model order',
+         example=['panda_joint1', 'panda_joint2'])),
+    Spec('trajectory_file', 'string', '', 'YAML trajectory to play (run time too)',
+         example='trajectory.yaml'),
+    Spec('loop', 'bool', False, 'restart the trajectory after its end (run time too)'),
+)
+
+
 def _gains(name, values, n):
     """Return (n,) gains from one value for all joints or one per joint."""
-    g = np.asarray(values, dtype=float)
-    if g.size == 1:
-        g = np.full(n, float(g.ravel()[0]))
-    if g.shape != (n,) or not np.all(np.isfinite(g)) or np.any(g < 0):
-        raise InputError(f'{name} needs 1 or {n} non-negative values, got {list(values)}')
-    return g
+    if len(values) not in (1, n):
+        raise InputError(f'parameter {name}: has {len(values)} values; give 1 or {n} '
+                         '(one per joint)')
+    return np.full(n, values[0]) if len(values) == 1 else np.asarray(values, dtype=float)
 
 
 class ComputedTorqueController(Node):
@@ -191,21 +206,11 @@ class ComputedTorqueController(Node):
 
     def __init__(self, **kwargs):
         super().__init__('ct_controller', **kwargs)
-        self.declare_parameter('robot_description', '')
-        self.declare_parameter('urdf_path', 'panda')
-        self.declare_parameter('gravity', [0.0, 0.0, -9.81])
-        self.declare_parameter('kp', [400.0])
-        self.declare_parameter('kd', [40.0])
-        self.declare_parameter('mass_scale', 1.0)
-        self.declare_parameter('joints', Parameter.Type.STRING_ARRAY)
-        self.declare_parameter('trajectory_file', '')
-        self.declare_parameter('loop', False)
-        get = self._value
+        values = parameters.declare(self, PARAMETERS)
+        get = values.get
         xml = get('robot_description') or read_description(get('urdf_path'))
         model = load_urdf(xml, gravity=get('gravity'))
-        scale = float(get('mass_scale'))
-        if not 0.0 < scale < 100.0:
-            raise InputError(f'mass_scale is {scale}; it must be in (0, 100)')
+        scale = get('mass_scale')
         self.model = model.replace(mass=model.mass * scale, inertia=model.inertia * scale)
         n = self.model.dof
         self.kp = _gains('kp', get('kp'), n)
@@ -221,7 +226,7 @@ class ComputedTorqueController(Node):
         self._sampler = None
         self._start = None          # trajectory start time [s], None: at the next joint state
         self._hold = None           # positions held without a trajectory
-        self._loop = bool(get('loop'))
+        self._loop = get('loop')
         if get('trajectory_file'):
             self._play_file(get('trajectory_file'))
         self._command_pub = self.create_publisher(Float64MultiArray, '~/commands', 10)
@@ -231,9 +236,6 @@ class ComputedTorqueController(Node):
         self.get_logger().info(f'computed-torque control of {self.model.name!r} ({self.model.dof} '
                                'joints): commands on ~/commands, trajectories on ~/reference')
         self.add_on_set_parameters_callback(self.parameters_callback)
-
-    def _value(self, name):
-        return self.get_parameter_or(name, Parameter(name)).value
 
     def _sampler_of(self, msg):
         """Return a TrajectorySampler over a trajectory message's points, in model joint order."""
@@ -285,17 +287,17 @@ class ComputedTorqueController(Node):
             self.get_logger().warning(f'loop: the trajectory ends {gap:.3g} (rad, rad/s) away '
                                       'from its start: each restart jumps by that much')
 
-    def parameters_callback(self, parameters):
+    def parameters_callback(self, changes):
         """Load a new ``trajectory_file`` (rejected with the reason if unusable); set ``loop``."""
-        new = {p.name: p.value for p in parameters}
         sampler = None
-        if new.get('trajectory_file'):
-            try:
+        try:
+            new = parameters.changes(PARAMETERS, changes)
+            if new.get('trajectory_file'):
                 sampler = self._file_sampler(new['trajectory_file'])
-            except DenocError as err:
-                return SetParametersResult(successful=False, reason=str(err))
+        except DenocError as err:
+            return SetParametersResult(successful=False, reason=str(err))
         if 'loop' in new:
-            self._loop = bool(new['loop'])
+            self._loop = new['loop']
         if sampler is not None:
             self._play_file(new['trajectory_file'], sampler)
         elif 'loop' in new:

@@ -26,8 +26,9 @@ import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
+from . import settings as parameters
 from ._main import spin_node
-
+from .settings import Spec
 from .. import dynamics
 from ..resources import resolve_urdf
 from ..urdf import load_urdf
@@ -49,24 +50,28 @@ def sinusoid_trajectory(model, t, amplitude=0.5, period=4.0):
     return q, qd, qdd
 
 
+# all read at start-up
+PARAMETERS = parameters.table(*parameters.read_only(
+    *parameters.model_specs(urdf_path='panda'),
+    Spec('rate', 'double', 100.0, 'joint states per second [Hz]', 0.0, 1e5, open_low=True),
+    Spec('amplitude', 'double', 0.5, 'amplitude of each joint [rad or m]', 0.0, 100.0),
+    Spec('period', 'double', 4.0, 'period of the motion [s]', 0.0, 1e6, open_low=True)))
+
+
 class JointStateSource(Node):
     """Publish a smooth trajectory on ``joint_states`` at a fixed rate."""
 
     def __init__(self, **kwargs):
         super().__init__('joint_state_source', **kwargs)
-        self.declare_parameter('robot_description', '')
-        self.declare_parameter('urdf_path', 'panda')
-        self.declare_parameter('rate', 100.0)
-        self.declare_parameter('amplitude', 0.5)
-        self.declare_parameter('period', 4.0)
-        xml = self.get_parameter('robot_description').value
-        source = xml or str(resolve_urdf(self.get_parameter('urdf_path').value))
+        values = parameters.declare(self, PARAMETERS)
+        xml = values['robot_description']
+        source = xml or str(resolve_urdf(values['urdf_path']))
         self.model = load_urdf(source)
-        self._amplitude = float(self.get_parameter('amplitude').value)
-        self._period = float(self.get_parameter('period').value)
+        self._amplitude = values['amplitude']
+        self._period = values['period']
         self._pub = self.create_publisher(JointState, 'joint_states', 10)
         self._t0 = self.get_clock().now()
-        rate = float(self.get_parameter('rate').value)
+        rate = values['rate']
         self.create_timer(1.0 / rate, self.timer_callback)
         self.get_logger().info(f'publishing joint_states of {self.model.name!r} '
                                f'({self.model.dof} joints) at {rate:g} Hz')

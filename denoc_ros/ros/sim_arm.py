@@ -29,12 +29,13 @@ convention of the dynamics node's ``~/external_wrench`` estimate). It replaces a
 it and is held, following the link as it moves, until the next one; a zero wrench removes it.
 An unknown link or a non-finite value is refused with an error.
 
-``wait_for_peers`` (s, 0 = no wait) holds the start until joint_states has a subscriber and, in
-lockstep, ``~/commands`` a publisher. Stepping: in real time by default; with ``lockstep:=true``
-the simulation waits after each published joint state for the command it causes (up to
-``lockstep_timeout`` s, then it goes on with the held effort), which makes a closed loop over
-ROS topics deterministic whatever the speed of the controller: read, update, write, as
-ros2_control's loop does.
+``wait_for_peers`` (s, 0 = no wait) holds the start until joint_states has
+``wait_for_subscribers`` subscribers (default 1) and, in lockstep, ``~/commands`` a publisher:
+no state is published and no step taken before every expected party is connected. Stepping: in
+real time by default; with ``lockstep:=true`` the simulation waits after each published joint
+state for the command it causes (up to ``lockstep_timeout`` s, then it goes on with the held
+effort), which makes a closed loop over ROS topics deterministic whatever the speed of the
+controller: read, update, write, as ros2_control's loop does.
 
 With ``log_file`` set, the simulated trajectory (t, q, qd, effort at every published state) is
 saved as a NumPy ``.npz`` file when the node stops (``duration`` s of simulated time, or Ctrl-C),
@@ -51,15 +52,44 @@ import numpy as np
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from .mujoco_arm import MujocoArm
+from . import settings as parameters
+from ._main import init_ros
+from .settings import PER_JOINT, Spec
 from ..description import read_description
 from ..errors import DenocError, InputError
+from ..mujoco_arm import MujocoArm
 from ..signals import handle_interrupts, ignore_further_interrupts
+
+
+# all read at start-up
+PARAMETERS = parameters.table(*parameters.read_only(
+    *parameters.model_specs(urdf_path='panda'),
+    parameters.gravity_spec(),
+    Spec('timestep', 'double', 0.001, 'MuJoCo time step [s]', 0.0, 1.0, open_low=True),
+    Spec('publish_rate', 'double', 1000.0, 'joint states per simulated second [Hz]', 0.0, 1e6,
+         open_low=True),
+    Spec('initial_positions', 'doubles', [], 'initial joint positions; unset: zeros',
+         length=PER_JOINT, example=[0.0, -0.5]),
+    Spec('joints', 'strings', [], 'joint order of ~/commands; unset: model order',
+         example=['panda_joint1', 'panda_joint2']),
+    Spec('lockstep', 'bool', False, 'wait for the command each joint state causes'),
+    Spec('lockstep_timeout', 'double', 1.0, 'longest wait for a command in lockstep [s]', 0.0,
+         3600.0),
+    Spec('real_time', 'bool', True, 'step in real time (false: as fast as possible)'),
+    Spec('publish_clock', 'bool', True, 'publish /clock'),
+    Spec('duration', 'double', 0.0, 'simulated seconds to run; 0: until stopped', 0.0, 1e9),
+    Spec('log_file', 'string', '', '.npz file the trajectory is saved to; empty: none',
+         example='run.npz'),
+    Spec('keep_joint_dynamics', 'bool', False,
+         "keep the URDF's joint damping and friction in the simulation"),
+    Spec('wait_for_peers', 'double', 0.0, 'longest wait for the peers at start [s]; 0: none',
+         0.0, 3600.0),
+    Spec('wait_for_subscribers', 'integer', 1,
+         'joint_states subscribers to wait for before the first step', 1, 1000)))
 
 
 class SimArm(Node):
@@ -67,23 +97,7 @@ class SimArm(Node):
 
     def __init__(self, **kwargs):
         super().__init__('sim_arm', **kwargs)
-        declare = self.declare_parameter
-        declare('robot_description', '')
-        declare('urdf_path', 'panda')
-        declare('gravity', [0.0, 0.0, -9.81])
-        declare('timestep', 0.001)
-        declare('publish_rate', 1000.0)
-        declare('initial_positions', Parameter.Type.DOUBLE_ARRAY)
-        declare('joints', Parameter.Type.STRING_ARRAY)
-        declare('lockstep', False)
-        declare('lockstep_timeout', 1.0)
-        declare('real_time', True)
-        declare('publish_clock', True)
-        declare('duration', 0.0)
-        declare('log_file', '')
-        declare('keep_joint_dynamics', False)
-        declare('wait_for_peers', 0.0)
-        get = self._value
+        get = parameters.declare(self, PARAMETERS).get
 
         xml = get('robot_description') or read_description(get('urdf_path'))
         self.arm = MujocoArm(xml, gravity=get('gravity'), timestep=get('timestep'),
@@ -95,10 +109,11 @@ class SimArm(Node):
             raise InputError(f'joints must name each of {", ".join(names)} once, got {order}')
         self._command_index = np.array([names.index(j) for j in order])
         q0 = get('initial_positions')
-        self.arm.set_state(np.zeros(self.arm.dof) if q0 is None or len(q0) == 0 else q0)
-        rate = float(get('publish_rate'))
-        if rate <= 0 or get('timestep') <= 0:
-            raise InputError('publish_rate and timestep must be positive')
+        if len(q0) not in (0, 1, self.arm.dof):
+            raise InputError(f'parameter initial_positions: has {len(q0)} values; give none, 1 '
+                             f'or {self.arm.dof} (one per joint)')
+        self.arm.set_state(np.zeros(self.arm.dof) + (q0 or 0.0))
+        rate = get('publish_rate')
         self.steps_per_state = max(1, int(round(1.0 / (rate * get('timestep')))))
         self.lockstep = bool(get('lockstep'))
         self.lockstep_timeout = float(get('lockstep_timeout'))
@@ -106,6 +121,7 @@ class SimArm(Node):
         self.duration = float(get('duration'))
         self.log_file = get('log_file')
         self.wait_for_peers = float(get('wait_for_peers'))
+        self.wait_for_subscribers = int(get('wait_for_subscribers'))
         self.commands_received = 0
         self.log = {'t': [], 'q': [], 'qd': [], 'effort': [], 'external_wrench': [],
                     'external_link': [], 'external_torques': []}
@@ -121,9 +137,6 @@ class SimArm(Node):
         self.get_logger().info(
             f'MuJoCo arm {", ".join(names)}; {rate:g} Hz joint states, timestep '
             f'{self.arm.model.opt.timestep:g} s' + (', lockstep' if self.lockstep else ''))
-
-    def _value(self, name):
-        return self.get_parameter_or(name, Parameter(name)).value
 
     def command_callback(self, msg):
         """Hold a new effort command (in ``joints`` order) until the next one."""
@@ -193,11 +206,14 @@ class SimArm(Node):
         """Wait up to ``wait_for_peers`` s for the peers, so no state is lost to discovery."""
         deadline = time.monotonic() + self.wait_for_peers
         while time.monotonic() < deadline and rclpy.ok(context=self.context):
-            if self._state_pub.get_subscription_count() > 0 and (
+            if self._state_pub.get_subscription_count() >= self.wait_for_subscribers and (
                     not self.lockstep or self._command_sub.get_publisher_count() > 0):
                 return
             executor.spin_once(timeout_sec=0.01)
-        self.get_logger().warning(f'no peers after {self.wait_for_peers:g} s; starting anyway')
+        self.get_logger().warning(
+            f'peers missing after {self.wait_for_peers:g} s '
+            f'({self._state_pub.get_subscription_count()} of {self.wait_for_subscribers} '
+            f'joint_states subscribers); starting anyway')
 
     def run(self, executor):
         """Step, publish and (in lockstep) wait for commands until the duration or shutdown."""
@@ -229,7 +245,11 @@ class SimArm(Node):
 def main(args=None):
     """Run the simulated arm until its duration ends or Ctrl-C."""
     handle_interrupts()
-    rclpy.init(args=args)
+    try:
+        init_ros(args)  # rclpy.init; parameters rcl refuses: one line
+    except DenocError as err:
+        print(f'sim_arm: {err}', file=sys.stderr)
+        return 1
     node = None
     try:
         executor = SingleThreadedExecutor()

@@ -24,7 +24,10 @@ import sys
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
+from . import settings as parameters
 from ._main import spin_node
+from .settings import Spec
+
 
 TERMS = ('gravity', 'coriolis', 'inertia', 'feedforward')
 
@@ -34,21 +37,26 @@ def format_torques(values, width=7):
     return ' '.join(f'{v:+{width}.2f}' for v in values)
 
 
+# all read at start-up
+PARAMETERS = parameters.table(*parameters.read_only(
+    Spec('dynamics_node', 'string', '/denoc_dynamics', 'name of the dynamics node'),
+    Spec('interval', 'double', 0.5, 'seconds between two printouts', 0.001, 3600.0)))
+
+
 class TorqueMonitor(Node):
     """Print the latest feed-forward torques and the rate they arrive at."""
 
     def __init__(self, **kwargs):
         super().__init__('torque_monitor', **kwargs)
-        self.declare_parameter('dynamics_node', '/denoc_dynamics')
-        self.declare_parameter('interval', 0.5)
-        prefix = self.get_parameter('dynamics_node').value.rstrip('/')
+        values = parameters.declare(self, PARAMETERS)
+        prefix = values['dynamics_node'].rstrip('/')
         self._latest = {}
         self._count = 0
         self._t0 = self.get_clock().now()
         for term in TERMS:
             self.create_subscription(JointState, f'{prefix}/{term}_torques',
                                      lambda msg, term=term: self.torque_callback(term, msg), 10)
-        self._interval = float(self.get_parameter('interval').value)
+        self._interval = values['interval']
         self.create_timer(self._interval, self.timer_callback)
 
     def torque_callback(self, term, msg):

@@ -20,7 +20,8 @@
     denoc_excitation --urdf ROBOT.urdf [--base-link L --tip-link L] [--duration 20]
                      [--harmonics 5] [--friction none|viscous|coulomb|viscous+coulomb]
                      [--armature] [--offset] [--start zero|free|Q1,Q2,...] [--safety 0.8]
-                     [--rate 100] [--seed 0] [--starts 1] --output traj.yaml [--csv traj.csv]
+                     [--rate 100] [--seed 0] [--starts 1] [--payload-link LINK]
+                     --output traj.yaml [--csv traj.csv]
 
 Designs a finite Fourier series trajectory (Swevers et al. 1997) of period ``--duration``
 that minimises the condition number of the base regressor within the URDF's position,
@@ -32,6 +33,11 @@ and as CSV. The trajectory starts and ends at rest, at ``--start``: ``zero`` (de
 URDF's zero configuration, each joint moved into its limits where zero is outside them;
 ``free``: where the optimum puts it; or positions in joint order. The arm must be brought
 there before the trajectory is played.
+
+``--payload-link LINK`` designs for payload estimation instead (``denoc_identify --payload``,
+the node's ``~/estimate_payload``): the condition number of the ten regressor columns of the
+body carrying LINK, in its frame, with only the three joints nearest it moving (the wrist),
+the others held at ``--start``. A period of 10 to 20 s suffices (``--duration 12``).
 
 Exit status 0 on success; bad input: one line on stderr and status 1 (2 for a usage error).
 """
@@ -89,6 +95,9 @@ def _parser():
                         help='random starts, the best result is kept (default 1)')
     parser.add_argument('--max-iterations', type=int, default=100,
                         help='optimiser iterations per start (default 100)')
+    parser.add_argument('--payload-link', default=None, metavar='LINK',
+                        help='design for estimating the payload on LINK: its ten parameters, '
+                        'moving the three joints nearest it (the wrist) only')
     parser.add_argument('--output', required=True, metavar='traj.yaml',
                         help='the JointTrajectory YAML to write')
     parser.add_argument('--csv', default=None, metavar='traj.csv',
@@ -141,7 +150,8 @@ def run(args, stdout=None, stderr=None):
         result = design_excitation(model, duration=args.duration, harmonics=args.harmonics,
                                    samples=args.samples, joint_terms=terms, seed=args.seed,
                                    max_iterations=args.max_iterations, progress=progress,
-                                   safety=args.safety, start=start, starts=args.starts)
+                                   safety=args.safety, start=start, starts=args.starts,
+                                   payload_link=args.payload_link)
     finally:
         progress.done()
     t, q, qd, qdd = result.sampled(args.rate)
@@ -154,10 +164,19 @@ def run(args, stdout=None, stderr=None):
 
     def say(line):
         stdout.write(f'{PROG}: {line}\n')
-    say(f'{model.dof} joints, period {result.duration:g} s, {result.harmonics} harmonics, '
-        f'{result.base.rank} base parameters (friction {args.friction}'
-        + (', armature' if args.armature else '') + (', offset' if args.offset else '') + ')')
-    say(f'condition number {result.condition:.4g} (base regressor, columns scaled to unit '
+    if args.payload_link is None:
+        say(f'{model.dof} joints, period {result.duration:g} s, {result.harmonics} harmonics, '
+            f'{result.base.rank} base parameters (friction {args.friction}'
+            + (', armature' if args.armature else '') + (', offset' if args.offset else '')
+            + ')')
+        what = 'base regressor'
+    else:
+        moving = np.ptp(q, axis=0) > 1e-9
+        say(f'payload on {args.payload_link}: period {result.duration:g} s, '
+            f'{result.harmonics} harmonics, the ten parameters of its body; moving '
+            + ', '.join(j for j, m in zip(model.joint_names, moving) if m))
+        what = "the payload's ten columns"
+    say(f'condition number {result.condition:.4g} ({what}, columns scaled to unit '
         f'norm; the random start: {result.initial_condition:.4g}); unscaled '
         f'{result.condition_unscaled:.4g} (the random start: '
         f'{result.initial_condition_unscaled:.4g})')

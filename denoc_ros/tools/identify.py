@@ -22,6 +22,17 @@ Bag in, corrected URDF out::
                    [--armature] [--offset] [--base-link L --tip-link L]
                    --output-urdf OUT.urdf --report DIR
 
+Payload only (the arm's URDF, nominal or identified, is taken as right)::
+
+    denoc_identify --urdf ARM.urdf --payload LINK --data BAG [--data BAG ...]
+                   [--friction none] --output-urdf OUT.urdf --report DIR
+
+prints the payload on LINK that explains the efforts beyond the URDF (mass, centre of mass,
+inertia about it when the motion excited it, standard deviations), writes DIR/report.json and
+OUT.urdf: the URDF with the payload as a fixed child link ``LINK_payload``. The arm's friction
+is the URDF's ``<dynamics>`` (``--friction none``: no friction); the recordings are filtered
+at 20 Hz unless ``--cutoff`` says otherwise.
+
 BAG: a rosbag2 directory, a single ``.db3`` or ``.mcap`` file of sensor_msgs/JointState, a CSV
 or an NPZ file (:mod:`denoc_ros.identification.data`). Efforts are joint-side torques [N m] or
 forces [N]. Without ``--validate`` the last 20 % of each recording is held out for validation.
@@ -29,17 +40,22 @@ Exit status 0 on success (and after Ctrl-C or SIGTERM, with one line saying so);
 arguments: one line on stderr and status 1 (2 for a usage error).
 """
 
+import json
 import math
 import pathlib
 import sys
 import time
 
+import numpy as np
+
 from ._cli import add_model_arguments, model_of, Parser, run_tool, StatusLine
 from ..errors import DenocError
 from ..identification import data as recordings
+from ..identification.payload import (estimate_payload, PAYLOAD_CUTOFF,
+                                      STANDARD_DEVIATION_NAMES)
 from ..identification.pipeline import identify
 from ..identification.report import write_report
-from ..identification.urdf_output import identified_urdf
+from ..identification.urdf_output import identified_urdf, payload_urdf
 
 PROG = 'denoc_identify'
 HOLD_OUT = 0.2
@@ -82,11 +98,13 @@ def _parser():
     parser.add_argument('--report', required=True, metavar='DIR',
                         help='directory for report.json, plots and index.html')
     parser.add_argument('--no-plots', action='store_true', help='skip the PNG plots')
+    parser.add_argument('--payload', default=None, metavar='LINK',
+                        help='estimate only the payload on LINK (the URDF is the arm)')
     return parser
 
 
 def _settings(args):
-    kwargs = {}
+    kwargs = {} if args.payload is None else {'cutoff': PAYLOAD_CUTOFF}
     if args.cutoff is not None:
         kwargs['cutoff'] = args.cutoff
     if args.filter_order is not None:
@@ -105,6 +123,44 @@ def _split(samples, fraction):
                          'validation; give --validate data')
 
     return samples.part(slice(0, cut)), samples.part(slice(cut, n))
+
+
+def _payload(args, text, model, settings, timings, read):
+    """Estimate the payload alone; write the URDF and report.json; return the report dict."""
+    if args.validate:
+        raise DenocError('--validate is not used with --payload (the estimate reports its own '
+                         'residual and standard deviations)')
+    samples = read(args.data, 'data')
+    t0 = time.perf_counter()
+    friction = args.friction != 'none'
+    stack = {k: np.concatenate([getattr(s, k) for s in samples])
+             for k in ('q', 'qd', 'qdd', 'tau', 'coulomb')}
+    est = estimate_payload(model, args.payload, stack['q'], stack['qd'], stack['qdd'],
+                           stack['tau'], friction=friction,
+                           coulomb=stack['coulomb'] if friction else None)
+    timings['estimate'] = time.perf_counter() - t0
+    output = pathlib.Path(args.output_urdf)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(payload_urdf(text, est.link, est.mass, est.com, est.inertia))
+    report = {
+        'payload': {'link': est.link, 'mass': est.mass, 'com': est.com.tolist(),
+                    'inertia': est.inertia.tolist(),
+                    'standard_deviation': dict(zip(STANDARD_DEVIATION_NAMES,
+                                                   est.standard_deviation.tolist())),
+                    'inertia_identified': est.inertia_identified,
+                    'residual_rms': est.residual_rms, 'parameters': est.parameters.tolist(),
+                    'excitation': est.excitation, 'constrained': est.constrained,
+                    'samples': est.samples, 'segments': sum(s.segments for s in samples),
+                    'friction': friction},
+        'summary': est.summary(),
+        'sources': {'data': list(map(str, args.data)), 'topic': args.topic,
+                    'urdf': str(args.urdf)},
+        'filter': {k: getattr(settings, k) for k in settings.__dataclass_fields__},
+        'timings': timings}
+    directory = pathlib.Path(args.report)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / 'report.json').write_text(json.dumps(report, indent=2) + '\n')
+    return report
 
 
 def run(args, stderr=None):
@@ -128,6 +184,8 @@ def run(args, stderr=None):
         timings[f'filtering {what}'] = time.perf_counter() - t0
         return prepared
 
+    if args.payload is not None:
+        return _payload(args, text, model, settings, timings, read)
     training = read(args.data, 'training data')
     if args.validate:
         validation = read(args.validate, 'validation data')
@@ -164,6 +222,12 @@ def main(argv=None):
     status, report = run_tool(PROG, run, args)
     if report is None:
         return status
+    if 'payload' in report:
+        for line in report['summary'].splitlines():
+            print(f'{PROG}: {line}')
+        print(f'{PROG}: wrote {args.output_urdf} and '
+              f'{pathlib.Path(args.report) / "report.json"} in {time.perf_counter() - t0:.1f} s')
+        return 0
     v = report['validation']
     base = report['base_parameters']
     print(f'{PROG}: {base["count"]} base parameters, condition number '
