@@ -27,8 +27,13 @@ cdr.py                      decoding CDR-serialised JointState messages with Num
 bags.py                     rosbag2 bags (mcap, sqlite3) read and written
 data.py                     read_recording of any format; CSV and NPZ
 filtering.py                filtering, differentiation, decimation (prepare_samples)
-excitation.py               periodic excitation trajectories (finite Fourier series)
-payload.py                  the payload on one link: estimate_payload, PayloadWindow
+fourier.py                  the finite Fourier series and its derivatives
+excitation.py               design_excitation: limits, SLSQP, the result (payload link too)
+excitation_problem.py       the design's variables, objective, constraints, derivatives
+trajectory_files.py         trajectory YAML (JointTrajectory) and CSV writers
+payload.py                  the payload names, re-exported from the two modules below
+payload_estimate.py         the payload on one link: estimate_payload
+payload_window.py           PayloadWindow, the stamp-keyed window of joint states
 pipeline.py                 identify(): samples -> base parameters, fits, validation
 report.py                   report.json, plots and index.html
 urdf_output.py              the identified URDF

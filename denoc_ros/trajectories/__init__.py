@@ -17,7 +17,9 @@ Joint trajectories: sampling as a trajectory controller does, torque checks, tim
 
 :mod:`.sampling` (the joint_trajectory_controller's Hermite interpolation), :mod:`.path` (the C2
 path through waypoints), :mod:`.check` (:func:`check_trajectory`) and :mod:`.retime`
-(:func:`retime`, TOPP-RA reachability analysis under torque limits).
+(:func:`retime`, TOPP-RA reachability analysis under torque limits; its parts:
+:mod:`.reachability` the passes, :mod:`.path_dynamics` the coefficients and constraints,
+:mod:`.dense_check` the output's dense check).
 """
 
 from .check import check_trajectory, TrajectoryCheck

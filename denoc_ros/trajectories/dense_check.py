@@ -1,0 +1,196 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The dense verification of a retimed output and the tightening of the limits it calls for.
+
+:class:`_Output` turns a grid profile into output points (times in whole nanoseconds),
+:class:`_DenseCheck` samples the output as a controller interpolates it (quintic Hermite
+polynomials, :mod:`.sampling`) and keeps the worst ratio to each limit per block, redoing only
+the blocks that changed; :func:`_spread` and :func:`_gather` carry a violation's ratio to the
+grid points around it, where :func:`~.retime.retime` lowers the limit. The method is
+:mod:`.retime`'s docstring.
+"""
+
+import numpy as np
+
+from .check import efforts_of, ratios
+from .sampling import TrajectorySampler
+
+MIN_STEPS = 8  # dense samples per output interval at least (its shape scales with it)
+
+
+def _times(s, x):
+    """Return the grid times: ``t_{i+1} = t_i + 2 ds / (sqrt(x_i) + sqrt(x_{i+1}))``."""
+    root = np.sqrt(x)
+    dt = 2.0 * np.diff(s) / (root[:-1] + root[1:])
+    return np.concatenate(([0.0], np.cumsum(dt)))
+
+
+class _Output:
+    """
+    The output points of a grid profile: every ``stride``-th grid point, more where needed.
+
+    Block ``b`` spans grid points ``b stride .. (b + 1) stride`` (the last one up to the end);
+    a block longer than ``sample_period`` is cut into equal parts at times of the profile
+    (constant ``u_i`` on grid interval ``i``). At a grid point the profile's ``sdd`` jumps from
+    ``u_{i-1}`` to ``u_i``; the point carries the mean, which meets the limits there since both
+    do (the stage's constraints are convex in ``u``). The stride keeps the output intervals
+    from getting much shorter than ``MIN_OUTPUT_INTERVAL`` (a quintic over a very short
+    interval turns the nanoseconds of its time stamps into large acceleration errors). The
+    output inside block ``b`` depends on the profile from ``u`` of the grid interval before to
+    ``u`` of the one after only, so a re-solve that leaves those unchanged leaves its
+    polynomials unchanged.
+    """
+
+    def __init__(self, problem, x, u, sample_period, stride):
+        s = problem.s
+        N = s.size - 1
+        tg = _times(s, x)
+        bounds = np.append(np.arange(0, N, stride), N)
+        bt = tg[bounds]
+        bdt = np.diff(bt)
+        parts = np.maximum(np.ceil(bdt / sample_period - 1e-9), 1.0).astype(np.intp)
+        owner = np.repeat(np.arange(bdt.size), parts)
+        first = np.concatenate(([0], np.cumsum(parts)[:-1]))
+        j = np.arange(owner.size) - np.repeat(first, parts)
+        times = bt[owner] + j * (bdt / parts)[owner]
+        gi = np.clip(np.searchsorted(tg, times, side='right') - 1, 0, N - 1)
+        gi[first] = bounds[:-1]
+        tau = times - tg[gi]
+        tau[first] = 0.0
+        root = np.sqrt(x)
+        mean_u = np.concatenate((u[:1], 0.5 * (u[:-1] + u[1:]), u[-1:]))
+        sd = np.append(np.maximum(root[gi] + u[gi] * tau, 0.0), 0.0)
+        sp = np.append(np.minimum(s[gi] + root[gi] * tau + 0.5 * u[gi] * tau * tau, s[-1]),
+                       s[-1])
+        sdd = np.append(np.where(tau == 0.0, mean_u[gi], u[gi]), u[-1])
+        q, dq, ddq = problem.path.evaluate(sp)
+        qd = dq * sd[:, None]
+        qdd = dq * sdd[:, None] + ddq * (sd * sd)[:, None]
+        qd[0] = qd[-1] = 0.0
+        q[-1] = problem.path.waypoints[-1]
+        # In whole nanoseconds, as a JointTrajectory message carries them: the check sees the
+        # very polynomials a controller builds.
+        self.T = np.round(np.append(times, tg[-1]) * 1e9) / 1e9
+        self.x, self.u, self.tg, self.stride, self.bounds = x, u, tg, stride, bounds
+        self.q, self.qd, self.qdd = q, qd, qdd
+        self.owner = owner  # block of each output interval
+        self.duration = float(self.T[-1])
+
+    def changed(self, previous):
+        """Return which blocks' output differs from ``previous`` (all without one)."""
+        B = self.bounds.size - 1
+        if previous is None or previous.stride != self.stride:
+            return np.ones(B, dtype=bool)
+        dx = self.x != previous.x
+        du = np.concatenate(([False], self.u != previous.u, [False]))
+        per_interval = dx[:-1] | dx[1:] | du[:-2] | du[1:-1] | du[2:]
+        return np.logical_or.reduceat(per_interval, self.bounds[:-1])
+
+    def per_interval(self, per_block):
+        """Return block values ``(..., B, n)`` repeated over their grid intervals."""
+        return np.repeat(per_block, np.diff(self.bounds), axis=-2)
+
+
+class _DenseCheck:
+    """
+    The dense check of the output, kept per block of output points, redone where it changed.
+
+    Each output interval is sampled at its start and at equal steps of at most ``period``
+    (local time; a 1 kHz controller's clock may have any phase against the points), the last
+    point too: efforts (one batch inverse dynamics call with friction), accelerations and
+    velocities against their limits; the worst ratio per block and joint is kept.
+    """
+
+    def __init__(self, problem, period):
+        self.problem, self.period = problem, period
+        self.worst = self.count = None
+        self.limits = (problem.effort, problem.acceleration, problem.velocity)
+
+    def _samples(self, out, intervals):
+        """Return the sample times over output ``intervals`` and each one's output interval."""
+        T = out.T
+        h = T[intervals + 1] - T[intervals]
+        steps = np.maximum(np.ceil(h / self.period - 1e-9), MIN_STEPS).astype(np.intp)
+        which = np.repeat(intervals, steps)
+        first = np.concatenate(([0], np.cumsum(steps)[:-1]))
+        j = np.arange(which.size) - np.repeat(first, steps)
+        times = T[which] + j * (h / steps)[np.searchsorted(intervals, which)]
+        return times, which
+
+    @staticmethod
+    def _states(out, times, last):
+        """Return the sampled states at ``times``, and the last point as it is if ``last``."""
+        sampler = TrajectorySampler(out.T, out.q, out.qd, out.qdd)
+        Q, QD, QDD = sampler.sample_many(times, times.size + bool(last))
+        if last:  # what the last point carries (the sampler holds it at rest from then on)
+            Q[-1], QD[-1], QDD[-1] = out.q[-1], out.qd[-1], out.qdd[-1]
+        return Q, QD, QDD
+
+    def update(self, out, changed):
+        """Check the output intervals of the ``changed`` grid intervals; return the worst."""
+        if self.worst is None or self.worst.shape[1] != changed.size:
+            self.worst = np.zeros((3, changed.size, out.q.shape[1]))  # effort, acc., velocity
+            self.count = np.zeros(changed.size, dtype=np.intp)
+        intervals = np.flatnonzero(changed[out.owner])
+        if intervals.size:
+            times, which = self._samples(out, intervals)
+            Q, QD, QDD = self._states(out, times, intervals[-1] == out.T.size - 2)
+            if Q.shape[0] > times.size:
+                which = np.append(which, out.T.size - 2)
+            tau = efforts_of(self.problem.model, Q, QD, QDD, self.problem.law)
+            group = out.owner[which]
+            starts = np.flatnonzero(np.diff(group, prepend=-1))
+            for k, v in enumerate((tau, QDD, QD)):  # ratios in place (the arrays are ours)
+                if not np.any(np.isfinite(self.limits[k])):
+                    self.worst[k, group[starts]] = 0.0
+                    continue
+                v = np.abs(v, out=v)
+                v /= self.limits[k]
+                self.worst[k, group[starts]] = np.maximum.reduceat(v, starts, axis=0)
+            self.count[group[starts]] = np.diff(np.append(starts, group.size))
+        return self.worst
+
+    def worst_time(self, out):
+        """Return the time of the worst effort ratio (its grid interval sampled again)."""
+        i = int(np.argmax(self.worst[0].max(axis=1)))
+        intervals = np.flatnonzero(out.owner == i)
+        times, _ = self._samples(out, intervals)
+        Q, QD, QDD = self._states(out, times, intervals[-1] == out.T.size - 2)
+        times = np.append(times, out.T[-1])[:Q.shape[0]]
+        tau = efforts_of(self.problem.model, Q, QD, QDD, self.problem.law)
+        r = ratios(tau, self.problem.effort).max(axis=1)
+        return float(times[int(np.argmax(r))])
+
+
+def _spread(per_interval, span):
+    """Return per grid point the least value (N, n) of the intervals within ``span`` of it."""
+    N, n = per_interval.shape
+    out = np.full((N + 1, n), np.inf)
+    for d in range(-span, span + 2):  # interval i reaches the points i - span .. i + 1 + span
+        lo, hi = max(d, 0), min(N + d, N + 1)
+        out[lo:hi] = np.minimum(out[lo:hi], per_interval[lo - d:hi - d])
+    return out
+
+
+def _gather(per_point, span):
+    """Return per grid interval the greatest value (N+1, n) of the points within ``span``."""
+    N1, n = per_point.shape
+    N = N1 - 1
+    out = np.zeros((N, n))
+    for d in range(-span, span + 2):  # interval i's points i - span .. i + 1 + span
+        lo, hi = max(-d, 0), min(N, N1 - d)
+        out[lo:hi] = np.maximum(out[lo:hi], per_point[lo + d:hi + d])
+    return out
