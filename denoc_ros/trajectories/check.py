@@ -32,6 +32,7 @@ import numpy as np
 from .sampling import TrajectorySampler
 from ..dynamics import inverse_dynamics
 from ..dynamics._compile import OK
+from ..dynamics._packed import packed
 from ..dynamics._state import check_model
 from ..dynamics.rnea import inverse_dynamics_batch
 from ..errors import InputError
@@ -97,8 +98,8 @@ def efforts_of(model, q, qd, qdd, law):
            and a.shape == q.shape == (q.shape[0], model.dof) for a in (q, qd, qdd)):
         # Sampled states, finite by construction and already in the kernel's layout: the
         # batch kernel of inverse_dynamics without the wrapper's checks and copies.
-        pk = model.packed
-        tau = np.empty((q.shape[0], pk.n))
+        pk = packed(model)
+        tau = np.empty((q.shape[0], pk.nv))
         if inverse_dynamics_batch(pk.ints, pk.reals, q, qd, qdd, _NO_WRENCH, 1.0, tau) != OK:
             tau = inverse_dynamics(model, q, qd, qdd)  # its error
     else:
