@@ -208,6 +208,12 @@ def test_estimate_payload_errors(harness):
     assert not r.success and 'nowhere' in r.message, r.message
     assert list(r.standard_deviation) == []
     assert not attached_payloads(h.node.model)
+    assert len(h.node._payload_window) == 1000  # 2 s at 500 Hz
+    result = h.node.set_parameters([Parameter('payload_window', value=5)])[0]
+    assert result.successful, result.reason
+    assert len(h.node._payload_window) == 0 and h.node._payload_window.window_ns == 5e9
+    result = h.node.set_parameters([Parameter('payload_window', value=0.0)])[0]
+    assert not result.successful and 'payload_window' in result.reason
 
 
 def test_joint_states_answered_while_estimating(rclpy_context):
