@@ -59,12 +59,13 @@ def init_ros(args=None):
     raise InputError(f'bad command line: {reason}')
 
 
-def spin_node(factory, name, args=None):
+def spin_node(factory, name, args=None, executor_type=SingleThreadedExecutor):
     """
     Run the node made by ``factory()`` until Ctrl-C or shutdown; return the exit status.
 
     A configuration error (:class:`DenocError`, e.g. an unreadable URDF) is printed as one line
-    and gives exit status 1, without a stack trace.
+    and gives exit status 1, without a stack trace. ``executor_type()`` spins the node (a
+    MultiThreadedExecutor for a node whose long services must not hold up its topics).
     """
     handle_interrupts()
     try:
@@ -76,7 +77,7 @@ def spin_node(factory, name, args=None):
     try:
         # The executor before the node: a signal that lands while an executor is being built
         # leaves a half-made object whose destructor prints a traceback at exit.
-        executor = SingleThreadedExecutor()
+        executor = executor_type()
         node = factory()
         # Everything built so far (modules, compiled kernels, the model) lives as long as the
         # process: move it out of the collector's sight, so that a full collection during

@@ -36,9 +36,11 @@ With measured efforts and ``observer_gain`` > 0 the momentum observer
 ``~/reset_external_torques`` (std_srvs/Trigger) re-zeroes it, and a new model, a payload change,
 a gap or a backward stamp restart it (reported in diagnostics).
 An output topic without subscribers is skipped (not serialized; no prediction is integrated).
-Services (answered in :mod:`denoc_ros.ros.dynamics_services`): ``~/get_mass_matrix``,
-``~/get_cartesian_dynamics``, ``~/compute_inverse_dynamics``, ``~/compute_forward_dynamics``,
-``~/set_payload``, ``~/reset_external_torques``. Diagnostics on ``/diagnostics``
+Services (:mod:`~denoc_ros.ros.dynamics_services`): ``~/get_mass_matrix``, ``~/get_cartesian_
+dynamics``, ``~/compute_inverse_dynamics``, ``~/compute_forward_dynamics``, ``~/set_payload``,
+``~/reset_external_torques``; in their own thread (:mod:`~denoc_ros.ros.task_services`):
+``~/estimate_payload`` (over the last ``payload_window`` s of joint states with efforts),
+``~/check_trajectory``, ``~/retime_trajectory``. Diagnostics on ``/diagnostics``
 (:mod:`denoc_ros.ros.diagnostics`, with the model's load warnings). Parameters: the table
 :data:`denoc_ros.ros.settings.DYNAMICS_PARAMETERS` (an integer where a double is expected and
 one number for ``contact_threshold`` are fine).
@@ -71,6 +73,7 @@ from .diagnostics import dynamics_status, model_warnings, Statistics
 from .dynamics_services import DynamicsServices
 from .settings import (DYNAMICS_PARAMETERS, DynamicsSettings, MODEL_PARAMETERS,
                        OBSERVER_PARAMETERS)
+from .task_services import task_executor, TaskServices
 from ..description import read_description
 from ..errors import DenocError, InputError
 from ..feedforward import EVALUATE_AT, feedforward_terms, predict
@@ -83,7 +86,7 @@ NODE_NAME = 'denoc_dynamics'
 TERMS = ('gravity', 'coriolis', 'inertia', 'feedforward')
 
 
-class DynamicsNode(DynamicsServices, Node):
+class DynamicsNode(DynamicsServices, TaskServices, Node):
     """Publish gravity, Coriolis and inertia torques and predictions for every joint state."""
 
     def __init__(self, **kwargs):
@@ -102,9 +105,8 @@ class DynamicsNode(DynamicsServices, Node):
         self.stats = Statistics()
         self._last_report = time.monotonic()
 
-        # The outputs carry no QoS event handlers: each would be one more entity in the
-        # executor's wait set, which it rebuilds for every message (14 of them cost about 65 us
-        # per round trip). A subscriber asking for an incompatible QoS still warns on its side.
+        # No QoS event handlers on the outputs: each is one more entity in the executor's wait
+        # set, rebuilt for every message (14 cost about 65 us per round trip).
         quiet = PublisherEventCallbacks(use_default_callbacks=False)
 
         def publisher(message_type, topic):
@@ -134,8 +136,7 @@ class DynamicsNode(DynamicsServices, Node):
         # a burst of messages (qos_profile_sensor_data keeps only 5)
         joint_state_qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT,
                                      durability=DurabilityPolicy.VOLATILE)
-        # No QoS event handlers here either (see the publishers): a best-effort, volatile
-        # subscription with default deadline and liveliness is compatible with every publisher.
+        # No QoS event handlers here either: best effort, volatile suits every publisher.
         self._joint_state_sub = self.create_subscription(
             JointState, 'joint_states', self.joint_state_callback, joint_state_qos,
             event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
@@ -150,6 +151,7 @@ class DynamicsNode(DynamicsServices, Node):
         self.create_service(SetPayload, '~/set_payload', self.set_payload_callback)
         self.create_service(Trigger, '~/reset_external_torques',
                             self.reset_external_torques_callback)
+        self._create_task_services()
         self.add_on_set_parameters_callback(self.parameters_callback)
         self.create_timer(values['diagnostics_period'], self.diagnostics_callback)
 
@@ -182,6 +184,7 @@ class DynamicsNode(DynamicsServices, Node):
         self._set_command_order(self.settings.command_joints)
         self._set_friction()
         self._set_monitor('new robot model')
+        self._reset_payload_window()
         self._latest = None
         self._reference = None
         self._warm_up()
@@ -287,8 +290,7 @@ class DynamicsNode(DynamicsServices, Node):
         """
         Answer a joint state, then up to ``drain_limit`` more that queued up meanwhile.
 
-        The rclpy executor rebuilds its wait set over every entity of the node (its 12 services
-        with the parameter services, subscriptions, timer and event handlers) for each message
+        The rclpy executor rebuilds its wait set over every entity of the node for each message
         it hands over, about 0.2 ms of Python per message. Taking the queued messages here
         instead answers a backlog (after the process was descheduled, say) at the cost of the
         computation alone; the bound keeps services and timers (and other nodes sharing the
@@ -332,6 +334,7 @@ class DynamicsNode(DynamicsServices, Node):
             self._reject(f'joint state dropped: {err}')
             return
         self._latest = (q, qd, effort)  # the services' "latest joint state"
+        self._record_payload_sample(msg.header.stamp, q, qd, effort)  # if efforts: a window
         total = terms.total
         # one check covers all terms: a NaN or inf in any term makes their sum non-finite
         if not all_finite(total.tolist()):
@@ -489,7 +492,7 @@ class DynamicsNode(DynamicsServices, Node):
 
 def main(args=None):
     """Run the node until shutdown."""
-    return spin_node(DynamicsNode, NODE_NAME, args)
+    return spin_node(DynamicsNode, NODE_NAME, args, task_executor)
 
 
 if __name__ == '__main__':

@@ -27,7 +27,6 @@ from ..dynamics import cartesian_dynamics, forward_dynamics, mass_matrix
 from ..dynamics._state import joint_vector
 from ..errors import DenocError, InputError
 from ..feedforward import inverse_dynamics_terms
-from ..payload import attach_payload, detach_payload
 
 
 class DynamicsServices:
@@ -126,13 +125,8 @@ class DynamicsServices:
             p = request.payload
             inertia = np.array([[p.ixx, p.ixy, p.ixz], [p.ixy, p.iyy, p.iyz],
                                 [p.ixz, p.iyz, p.izz]])
-            if p.m == 0.0 and not np.any(inertia):
-                model = detach_payload(self.model, link)
-            else:
-                model = attach_payload(self.model, link, p.m, [p.com.x, p.com.y, p.com.z],
-                                       inertia, replace=True)
-            self.model = model
-            self._set_monitor(f'payload changed on {link}')
+            # the code path ~/estimate_payload's apply takes too (TaskServices)
+            model = self._set_link_payload(link, p.m, [p.com.x, p.com.y, p.com.z], inertia)
             r.link = link
             r.total_mass = float(np.sum(model.mass))
             self.get_logger().info(f'payload on {link}: {p.m} kg; moving mass now '

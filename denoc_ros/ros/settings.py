@@ -288,6 +288,10 @@ DYNAMICS_PARAMETERS = table(
     Spec('observer_max_gap', 'double', 0.1,
          'a gap between joint-state stamps longer than this [s] restarts the observer',
          1e-4, 3600.0),
+    Spec('payload_window', 'double', 30.0,
+         'seconds of header-stamp time of joint states with efforts kept for '
+         '~/estimate_payload (a new model or value empties it)', 0.0, 3600.0, open_low=True,
+         example=30.0),
     Spec('drain_limit', 'integer', 10,
          'joint states that queued up which a callback answers after its own, without a trip '
          'through the executor; 0: one per callback', 0, 1000),
@@ -310,6 +314,7 @@ class DynamicsSettings:
         self.prediction_substeps = values['prediction_substeps']
         self.drain_limit = values['drain_limit']
         self.friction = values['friction']
+        self.payload_window = values['payload_window']
         self.observer_gain = values['observer_gain']
         self.contact_threshold = values['contact_threshold']
         if joint_names is not None and len(self.contact_threshold) not in (1, len(joint_names)):

@@ -1,0 +1,183 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The dynamics node's long-running services: payload estimation, trajectory check and retime.
+
+:class:`TaskServices` is a part of :class:`denoc_ros.ros.dynamics_node.DynamicsNode`. It keeps
+the :class:`~denoc_ros.identification.payload.PayloadWindow` of the joint states that carry
+efforts (``payload_window`` seconds of header-stamp time; a new model empties it) and answers
+``~/estimate_payload`` (:mod:`denoc_ros.ros.payload_services`), ``~/check_trajectory`` and
+``~/retime_trajectory`` (:mod:`denoc_ros.ros.trajectory_services`).
+
+Threading: these services take 0.1-1 s, so they live in their own callback group and the node
+is spun by a multi-threaded executor; joint states keep being answered meanwhile. Every other
+callback (joint states, set_payload, parameters) is in the node's default, mutually exclusive
+group, which alone touches the node's state. A task reads the model (immutable: a payload
+change builds a new one) and takes a copy of the window inside that group, computes on them,
+and hands an applied payload back to that group (a guard condition), so no state is changed
+concurrently. Under a single-threaded executor (the tests' harness) everything runs in one
+thread and the hand-over is a plain call.
+"""
+
+import copy
+import threading
+
+from denoc_ros_interfaces.srv import CheckTrajectory, EstimatePayload, RetimeTrajectory
+import numpy as np
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+
+from .payload_services import applied_payloads, estimate_payload_response, stamp_nanoseconds
+from .trajectory_services import check_trajectory_service, retime_trajectory_service
+from ..errors import DenocError, InputError
+from ..identification.payload import PayloadWindow
+from ..payload import attach_payload, attached_payloads, detach_payload
+from ..spatial import combine_inertials
+
+HAND_OVER_TIMEOUT = 30.0  # [s] a task waits this long for the node's own thread
+
+
+def task_executor(context=None):
+    """Return the node's executor: two threads, the task group's and the default group's."""
+    return MultiThreadedExecutor(num_threads=2, context=context)
+
+
+class TaskServices:
+    """The long-running service callbacks of the dynamics node (a mixin of DynamicsNode)."""
+
+    _payload_window = None  # PayloadWindow of the model in use (None before any model)
+
+    def _create_task_services(self):
+        """Create the task services in their own callback group and the hand-over guard."""
+        self._task_group = MutuallyExclusiveCallbackGroup()
+        self._hand_over = []  # (function, result box, threading.Event) to run in the node group
+        self._hand_over_lock = threading.Lock()
+        self._hand_over_guard = self.create_guard_condition(self._run_handed_over)
+        for srv_type, name, callback in (
+                (EstimatePayload, '~/estimate_payload', self.estimate_payload_callback),
+                (CheckTrajectory, '~/check_trajectory', self.check_trajectory_callback),
+                (RetimeTrajectory, '~/retime_trajectory', self.retime_trajectory_callback)):
+            self.create_service(srv_type, name, callback, callback_group=self._task_group)
+        self.add_post_set_parameters_callback(self._payload_window_changed)
+
+    # -- the window ----------------------------------------------------------------------------
+    def _reset_payload_window(self):
+        """Start an empty window for the model in use (a new model, a new window length)."""
+        self._payload_window = (PayloadWindow(self.model.dof, self.settings.payload_window)
+                                if self.model is not None else None)
+
+    def _payload_window_changed(self, parameters):
+        if any(p.name == 'payload_window' for p in parameters) and self.model is not None:
+            self._reset_payload_window()
+
+    def _record_payload_sample(self, stamp, q, qd, effort):
+        """Append a joint state carrying efforts to the window (model order; ns stamp)."""
+        if effort is not None:
+            self._payload_window.append(stamp_nanoseconds(stamp), q, qd, effort)
+
+    # -- running in the node's own group -------------------------------------------------------
+    def _in_node_group(self, function):
+        """Return ``function()`` run in the node's default group (its exception raised here)."""
+        if self.executor is None or isinstance(self.executor, SingleThreadedExecutor):
+            return function()  # one thread runs every callback: nothing runs concurrently
+        box, done = {}, threading.Event()
+        with self._hand_over_lock:
+            self._hand_over.append((function, box, done))
+        self._hand_over_guard.trigger()
+        if not done.wait(HAND_OVER_TIMEOUT):
+            raise InputError('the node did not get to the request (overloaded?)')
+        if 'error' in box:
+            raise box['error']
+        return box['value']
+
+    def _run_handed_over(self):
+        with self._hand_over_lock:
+            tasks, self._hand_over = self._hand_over, []
+        for function, box, done in tasks:
+            try:
+                box['value'] = function()
+            except Exception as err:  # noqa: B902 - re-raised in the task's thread
+                box['error'] = err
+            done.set()
+
+    # -- payload -------------------------------------------------------------------------------
+    def _snapshot(self):
+        """Return (model, friction on, copy of the window), taken in the node's group."""
+        window = self._payload_window
+        copied = None if window is None else copy.deepcopy(window)
+        return self.model, self.settings.friction, copied
+
+    def estimate_payload_callback(self, request, response):
+        """Estimate the payload on a link from the window; with ``apply``, set it."""
+        try:
+            model, friction, window = self._in_node_group(self._snapshot)
+        except DenocError as err:
+            response.success, response.message = False, str(err)
+            return response
+        if window is None:
+            response.success, response.message = False, 'no robot model loaded yet'
+            return response
+        estimate = estimate_payload_response(request, response, window, model, friction)
+        if estimate is None or not request.apply:
+            return response
+        try:
+            total = self._in_node_group(lambda: self._apply_estimate(model, estimate))
+        except DenocError as err:
+            response.success = False
+            response.message = f'estimated, but not applied: {err}'
+            return response
+        response.message += f'; applied: the payload on {estimate.link} is now {total:.4g} kg'
+        return response
+
+    def _apply_estimate(self, model, estimate):
+        """Add ``estimate`` to its link's payload (as set_payload would); return its mass."""
+        if self.model is not model:
+            raise InputError('the model changed while estimating')
+        held = None
+        for p in attached_payloads(model):
+            if p.link == estimate.link:
+                held = ((p.mass, p.com, p.inertia) if held is None else
+                        combine_inertials(*held, p.mass, p.com, p.inertia))
+        table = applied_payloads({} if held is None else {estimate.link: held}, estimate)
+        mass, com, inertia = table[estimate.link]
+        self._set_link_payload(estimate.link, mass, com, inertia)
+        return mass
+
+    def _set_link_payload(self, link, mass, com, inertia):
+        """Replace (mass > 0) or remove (all zero) a link's payload; restart the observer."""
+        inertia = np.asarray(inertia, dtype=float)
+        if mass == 0.0 and not np.any(inertia):
+            model = detach_payload(self.model, link)
+        else:
+            model = attach_payload(self.model, link, mass, com, inertia, replace=True)
+        self.model = model
+        self._set_monitor(f'payload changed on {link}')
+        return model
+
+    # -- trajectories --------------------------------------------------------------------------
+    def _trajectory_task(self, service, request, response):
+        model, friction = self.model, self.settings.friction  # immutable: no copy needed
+        if model is None:
+            response.success, response.message = False, 'no robot model loaded yet'
+            return response
+        return service(model, request, response, friction=friction)
+
+    def check_trajectory_callback(self, request, response):
+        """Check a trajectory against the effort limits with the current model and payloads."""
+        return self._trajectory_task(check_trajectory_service, request, response)
+
+    def retime_trajectory_callback(self, request, response):
+        """Retime a path time-optimally under the limits with the current model and payloads."""
+        return self._trajectory_task(retime_trajectory_service, request, response)
