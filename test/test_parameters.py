@@ -61,14 +61,15 @@ NATURAL = {
         'contact_hysteresis:=0', 'observer_max_gap:=1', 'diagnostics_period:=1',
         'gravity:=[0, 0, -9.81]', 'command_joints:=joint2', 'feedforward_state:=measured',
         'base_link:=base_link', 'tip_link:=tool0', 'contact_frame:=link2',
-        "robot_description:=''"],
+        "robot_description:=''", 'payload_window:=30'],
     'ct_controller': [
         'kp:=100', 'kd:=[20, 30]', 'mass_scale:=1', 'loop:=1', 'gravity:=[0, 0, -10]',
         'joints:=[joint2, joint1]', "trajectory_file:=''", "robot_description:=''"],
     'sim_arm': [
         'timestep:=0.002', 'publish_rate:=100', 'initial_positions:=0', 'lockstep:=0',
         'lockstep_timeout:=1', 'real_time:=1', 'publish_clock:=false', 'duration:=0',
-        'wait_for_peers:=0', 'keep_joint_dynamics:=0', 'gravity:=[0, 0, -9.81]',
+        'wait_for_peers:=0', 'wait_for_subscribers:=1.0', 'keep_joint_dynamics:=0',
+        'gravity:=[0, 0, -9.81]',
         'joints:=[' + ', '.join(f'panda_joint{k}' for k in range(7, 0, -1)) + ']',
         "log_file:=''", "robot_description:=''"],
     'joint_state_source': ['rate:=20', 'amplitude:=1', 'period:=4', "robot_description:=''"],
@@ -85,7 +86,8 @@ WRONG = {
         'gravity:=[0, -9.81]', 'command_joints:=5', 'feedforward_state:=sideways',
         'reference_timeout:=-1', 'prediction_horizon:=fast', 'prediction_substeps:=1.5',
         'friction:=2', 'observer_gain:=fast', 'contact_threshold:=0', 'contact_hysteresis:=2.0',
-        'contact_frame:=3', 'observer_max_gap:=0', 'drain_limit:=-3', 'diagnostics_period:=0'],
+        'contact_frame:=3', 'observer_max_gap:=0', 'drain_limit:=-3', 'diagnostics_period:=0',
+        'payload_window:=0'],
     'ct_controller': [
         'robot_description:=1', 'urdf_path:=2', 'gravity:=9.81', 'kp:=-1', 'kd:=fast',
         'mass_scale:=0', 'joints:=7', 'trajectory_file:=[1, 2]', 'loop:=maybe'],
@@ -93,7 +95,8 @@ WRONG = {
         'robot_description:=1', 'urdf_path:=true', 'gravity:=[a, b, c]', 'timestep:=0',
         'publish_rate:=-5', 'initial_positions:=zero', 'joints:=1', 'lockstep:=3',
         'lockstep_timeout:=-1', 'real_time:=fast', 'publish_clock:=2', 'duration:=-1',
-        'log_file:=5', 'keep_joint_dynamics:=0.5', 'wait_for_peers:=soon'],
+        'log_file:=5', 'keep_joint_dynamics:=0.5', 'wait_for_peers:=soon',
+        'wait_for_subscribers:=0'],
     'joint_state_source': [
         'robot_description:=1', 'urdf_path:=3', 'rate:=0', 'amplitude:=-1', 'period:=fast'],
     'torque_monitor': ['dynamics_node:=4', 'interval:=0'],
