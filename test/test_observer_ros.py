@@ -52,7 +52,7 @@ TORQUE = np.array([0.1, 0.1, -0.1])         # N m, about the link origin
 GAIN = 50.0
 THRESHOLD = 0.5
 PUSH_AT = 1.0
-DURATION = 1.2
+DURATION = 1.5  # room for a push that lands late when the test's own executor lags
 
 
 def stamp(msg):
@@ -152,7 +152,7 @@ def test_push_detected_and_estimated(processes, tmp_path, rclpy_context):  # noq
         ideal_at[round(float(t[k]), 6)] = ideal.copy()
     scale = np.abs(applied[on]).max()
     follow = max(np.abs(external[k] - ideal_at[k]).max() for k in times
-                 if k > t_on and k in ideal_at)
+                 if t_on < k <= t_on + 10.0 / GAIN and k in ideal_at)
     print(f'against the ideal first-order response: worst {100 * follow / scale:.2f} % of '
           f'the largest J^T F')
     assert follow < 0.01 * scale
