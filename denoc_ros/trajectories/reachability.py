@@ -33,18 +33,24 @@ TRIVIAL = 1e300  # right-hand side of a row that bounds nothing (a limit of inf)
 
 
 @jit
+def _row(a, b, h, i, k, lo_next, hi_next, two_delta):
+    """Return row ``k`` (``a u + b x <= h``) of stage ``i``; the last two keep x_next in range."""
+    R = a.shape[1]
+    if k < R:
+        return a[i, k], b[i, k], h[i, k]
+    if k == R:
+        return two_delta, 1.0, hi_next
+    return -two_delta, -1.0, -lo_next
+
+
+@jit
 def _eliminate(a, b, h, i, lo_next, hi_next, two_delta, tol):
     """Return the ``x`` interval of stage ``i``'s rows with ``x + 2 delta u`` in [lo, hi]."""
     R = a.shape[1]
     xlo, xhi = 0.0, np.inf
     # Rows 0..R-1 are the stage's, R and R+1 the reachability ones.
     for k in range(R + 2):
-        if k < R:
-            ak, bk, hk = a[i, k], b[i, k], h[i, k]
-        elif k == R:
-            ak, bk, hk = two_delta, 1.0, hi_next
-        else:
-            ak, bk, hk = -two_delta, -1.0, -lo_next
+        ak, bk, hk = _row(a, b, h, i, k, lo_next, hi_next, two_delta)
         if ak == 0.0:
             if bk > 0.0:
                 xhi = min(xhi, hk / bk)
@@ -56,12 +62,7 @@ def _eliminate(a, b, h, i, lo_next, hi_next, two_delta, tol):
         if ak < 0.0:
             continue
         for m in range(R + 2):
-            if m < R:
-                am, bm, hm = a[i, m], b[i, m], h[i, m]
-            elif m == R:
-                am, bm, hm = two_delta, 1.0, hi_next
-            else:
-                am, bm, hm = -two_delta, -1.0, -lo_next
+            am, bm, hm = _row(a, b, h, i, m, lo_next, hi_next, two_delta)
             if am >= 0.0:
                 continue
             # (-am) * row_k + ak * row_m eliminates u: c x <= d.
