@@ -39,7 +39,6 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from .dynamics import forward_dynamics
 from .dynamics._state import check_model, joint_vector, wrench_array
@@ -183,6 +182,7 @@ def simulate(model, q0, qd0, t_final, dt=None, tau=None, method='rk4', f_ext=Non
     if dt is not None:
         h = _positive('dt', dt)
         t_eval = np.append(np.arange(0.0, t_final - 1e-9 * h, h), t_final)
+    from scipy.integrate import solve_ivp  # here: SciPy's import costs every process 0.5 s
     sol = solve_ivp(rate, (0.0, t_final), np.concatenate((q0, qd0)), method=ivp_method,
                     t_eval=t_eval, rtol=_positive('rtol', rtol), atol=_positive('atol', atol))
     q = sol.y[:nq].T.copy()

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Tuple
 
 import numpy as np
-import scipy.linalg
 
 from ..errors import InputError
 
@@ -112,6 +111,7 @@ def base_parameters(layout, model, samples=None, seed=0, rtol=1e-9):
     scale = np.linalg.norm(W, axis=0)
     live = scale > 1e-10 * np.max(scale, initial=0.0)
     Ws = W[:, live] / scale[live]
+    import scipy.linalg  # here: SciPy's import costs every process (the node) 0.3 s
     _, R, perm = scipy.linalg.qr(Ws, mode='economic', pivoting=True)
     diag = np.abs(np.diag(R))
     if diag.size == 0 or diag[0] == 0.0:

@@ -40,7 +40,6 @@ Every estimator works from the normal equations, accumulated chunk by chunk
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from .parameters import inertia_about_origin
 from ..errors import DataError, InputError
@@ -279,6 +278,7 @@ def _start(nominal, bodies, nonnegative, nb):
 
 def _solve_psd(H, g):
     """Solve ``H x = g`` for a symmetric positive (semi-)definite H; tiny eigenvalues lifted."""
+    import scipy.linalg  # here: SciPy's import costs every process (the node) 0.3 s
     try:
         return scipy.linalg.cho_solve(scipy.linalg.cho_factor(H), g)
     except np.linalg.LinAlgError:
