@@ -251,7 +251,8 @@ def test_physical_fit_matches_an_independent_solver():
         return float(theta @ A @ theta - 2 * b @ theta + c) + fit.prior_weight * prior
 
     def gradient(theta):
-        return 2 * (A @ theta - b) + 2 * fit.prior_weight * (theta - layout.nominal) / fit.scale ** 2
+        prior = (theta - layout.nominal) / fit.scale ** 2
+        return 2 * (A @ theta - b) + 2 * fit.prior_weight * prior
     constraints = [{'type': 'ineq', 'fun': lambda th, i=i: physical_margin(th[10 * i:10 * i + 10])}
                    for i in range(2)]
     reference = minimize(objective, layout.nominal, jac=gradient, method='SLSQP',
