@@ -16,8 +16,9 @@
 The suite's own guards: a missing oracle and a stale install are caught, not passed over.
 
 ``require_oracle`` skips without the oracle, and fails with ``DENOC_REQUIRE_ORACLES=1`` (as CI
-sets it), and so does ``require_module`` for the other test requirements; ``stale_install`` tells a venv whose installed denoc_ros is the working tree's from
-one whose stamp is another tree's or missing.
+sets it), and so does ``require_module`` for the other test requirements; ``stale_install``
+tells a venv whose installed denoc_ros is the working tree's from one whose stamp is another
+tree's or missing.
 """
 
 import subprocess
