@@ -46,6 +46,8 @@ Conventions
   welded to body ``i`` by fixed (or locked) joints are already lumped into these numbers.
 * ``frames`` maps every link name that the model keeps (moving bodies and lumped links, plus the
   base and links welded to it) to the body it is rigidly attached to and its placement there.
+* Messages and files name their joints in an order of their own: :func:`joint_order` maps them
+  onto ``joint_names``.
 """
 
 from dataclasses import dataclass, field
@@ -214,3 +216,25 @@ class RobotModel:
         fields = {k: getattr(self, k) for k in self.__dataclass_fields__}
         fields.update(changes)
         return RobotModel(**fields)
+
+
+def joint_order(joint_names, names, what, others=True):
+    """
+    Return the index in ``names`` of each of ``joint_names``: a message's joints in model order.
+
+    InputError naming ``what`` (e.g. ``'the joint state'``) if a name appears twice, one of
+    ``joint_names`` is missing, or (``others=False``) a name is not one of them.
+    """
+    position = {}
+    known = None if others else set(joint_names)
+    for k, name in enumerate(names):
+        if known is not None and name not in known:
+            raise InputError(f'joint {name!r} of {what} is not a joint of the model '
+                             f'({", ".join(joint_names)})')
+        if name in position:
+            raise InputError(f'joint {name!r} appears twice in {what}')
+        position[name] = k
+    missing = [j for j in joint_names if j not in position]
+    if missing:
+        raise InputError(f'{what} lacks joint(s) ' + ', '.join(missing))
+    return np.array([position[j] for j in joint_names], dtype=np.intp)

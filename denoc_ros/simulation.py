@@ -18,8 +18,9 @@ Time integration of the equations of motion: ``qdd = forward_dynamics(q, qd, tau
 The state ``x = [q; qd]`` obeys ``xd = [qd; FD(q, qd, tau(t, q, qd) - tau_f(qd), f_ext)]``
 (Craig's state-space form, seed 002). Two integrators:
 
-* ``method='rk4'``: the classical fixed-step fourth-order Runge-Kutta scheme (:func:`rk4`, which
-  also integrates configurations on a Lie group, such as a free-flyer's); the step is
+* ``method='rk4'``: the classical fixed-step fourth-order Runge-Kutta scheme (:func:`rk4`, the
+  library's one RK4, which also integrates configurations on a Lie group, such as a
+  free-flyer's; its steps: :func:`denoc_ros.dynamics.prediction.rk4_stage`); the step is
   ``dt`` (default 1 ms), shortened uniformly so that the last step lands on ``t_final``;
 * ``method='solve_ivp'``: :func:`scipy.integrate.solve_ivp` with an adaptive step
   (``ivp_method``, default ``'DOP853'``, tolerances ``rtol``/``atol``); the result holds the
@@ -42,6 +43,7 @@ import numpy as np
 
 from .dynamics import forward_dynamics
 from .dynamics._state import check_model, joint_vector, wrench_array
+from .dynamics.prediction import MOVES, rk4_stage
 from .errors import InputError
 from .friction import friction_torques
 from .spatial import free_flyer_rate, integrate_free_flyer
@@ -201,27 +203,17 @@ def rk4(acceleration, q0, v0, t_final, steps, integrate=None):
     from ``(q0, v0)`` at ``t = 0``; returns the times ``t`` (steps + 1,) and the states ``q``
     (steps + 1, nq), ``v`` (steps + 1, nv) at them, the initial state first.
 
-    ``integrate(q, v, dt)`` maps a configuration and a velocity held for ``dt`` to the new
-    configuration; None (default): a vector space, ``q + v dt``, where the scheme below is the
-    classical RK4 (Craig's state-space form, seed 002; the compiled
-    :func:`denoc_ros.dynamics.prediction.prediction_one` takes the same steps). Otherwise
+    The steps are the library's one RK4 scheme, :func:`denoc_ros.dynamics.prediction.rk4_stage`
+    (Craig's state-space form, seed 002; the compiled ``prediction_one`` takes the same steps):
+    four calls of ``acceleration`` and five of ``integrate`` a step. ``integrate(q, v, dt)``
+    maps a configuration and a velocity held for ``dt`` to the new configuration; None
+    (default): a vector space, ``q + v dt``, where the scheme is the classical RK4. Otherwise
     ``q`` lives on a Lie group (e.g. the free-flyer's ``q`` of 7 + n entries with its unit
     quaternion and ``v`` of 6 + n) and ``integrate`` must be the exponential map of the
     body-frame velocity, ``q exp(v dt)`` (Pinocchio's ``integrate``, as
-    :func:`denoc_ros.spatial.integrate_free_flyer`); ``v`` and ``acceleration`` are
-    vectors in that velocity space. The step is then the commutator-free Lie-group method of
-    order 4 built on the classical RK4 tableau (Celledoni, Marthinsen and Owren 2003, "CF4")::
-
-        Q1 = q                          V1 = v
-        Q2 = integrate(q, V1, h/2)      V2 = v + h/2 a1
-        Q3 = integrate(q, V2, h/2)      V3 = v + h/2 a2
-        Q4 = integrate(Q2, V3 - V1/2, h)     V4 = v + h a3,   a_i = acceleration(t_i, Q_i, V_i)
-        q' = integrate(integrate(q, 3 V1 + 2 V2 + 2 V3 - V4, h/12), -V1 + 2 V2 + 2 V3 + 3 V4, h/12)
-        v' = v + h/6 (a1 + 2 a2 + 2 a3 + a4)
-
-    which is the classical RK4 where velocities commute (joint coordinates) and keeps fourth
-    order for the base rotation, where the simpler ``integrate(q, mean stage velocity, h)``
-    drops to second order. ``integrate`` is called five times per step, ``acceleration`` four.
+    :func:`denoc_ros.spatial.integrate_free_flyer`); ``v`` and ``acceleration`` are vectors in
+    that velocity space, and the scheme is the commutator-free Lie-group method of order 4 on
+    the classical tableau (Celledoni, Marthinsen and Owren 2003, "CF4").
     """
     h = t_final / steps
     t = np.linspace(0.0, t_final, steps + 1)
@@ -231,22 +223,20 @@ def rk4(acceleration, q0, v0, t_final, steps, integrate=None):
     q[0], v[0] = q0, v0
     if integrate is None:
         integrate = _vector_step
+    configurations = [None] * (MOVES + 1)
     for k in range(steps):
-        tk, x, v1 = t[k], q[k], v[k]
-        a1 = acceleration(tk, x, v1)
-        v2 = v1 + 0.5 * h * a1
-        x2 = integrate(x, v1, 0.5 * h)
-        a2 = acceleration(tk + 0.5 * h, x2, v2)
-        v3 = v1 + 0.5 * h * a2
-        x3 = integrate(x, v2, 0.5 * h)
-        a3 = acceleration(tk + 0.5 * h, x3, v3)
-        v4 = v1 + h * a3
-        x4 = integrate(x2, v3 - 0.5 * v1, h)
-        a4 = acceleration(tk + h, x4, v4)
-        early = 3.0 * v1 + 2.0 * v2 + 2.0 * v3 - v4
-        late = -v1 + 2.0 * v2 + 2.0 * v3 + 3.0 * v4
-        q[k + 1] = integrate(integrate(x, early, h / 12.0), late, h / 12.0)
-        v[k + 1] = v1 + h / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+        # Fresh stage arrays each step: what acceleration and integrate are given stays as given.
+        V, A = np.empty((MOVES,) + v0.shape), np.empty((MOVES - 1,) + v0.shape)
+        configurations[0], V[0] = q[k], v[k]
+        A[0] = acceleration(t[k], q[k], V[0])
+        for move in range(1, MOVES + 1):
+            u = np.empty(v0.shape)
+            start, dt, c = rk4_stage(move, h, V, A, u)
+            configurations[move] = integrate(configurations[start], u, dt)
+            if move < MOVES - 1:
+                A[move] = acceleration(t[k] + c * h, configurations[move], V[move])
+        q[k + 1] = configurations[MOVES]
+        v[k + 1] = V[MOVES - 1]
     return t, q, v
 
 

@@ -73,15 +73,15 @@ def axis_rotation(axis, angle):
     """
     Return the rotation by ``angle`` about the unit ``axis`` (Rodrigues' formula).
 
-    ``R = 1 + sin(angle) [a]x + (1 - cos(angle)) [a]x^2``. ``axis`` (..., 3) must be a unit
-    vector (it is not normalised); ``angle`` (...) broadcasts against it: one axis (3,) and
+    ``R = 1 + sin(angle) A + (1 - cos(angle)) A^2``, ``A = [a]x``. ``axis`` (..., 3) must be a
+    unit vector (it is not normalised); ``angle`` (...) broadcasts against it: one axis (3,) and
     angles (B,) give (B, 3, 3).
     """
-    K = skew(axis)
+    A = skew(axis)
     angle = np.asarray(angle, dtype=float)
     s = np.sin(angle)[..., None, None]
     c = np.cos(angle)[..., None, None]
-    return np.eye(3) + s * K + (1.0 - c) * (K @ K)
+    return np.eye(3) + s * A + (1.0 - c) * (A @ A)
 
 
 def rpy_to_matrix(rpy):

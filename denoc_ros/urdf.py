@@ -30,11 +30,12 @@ the assembly of the result into a RobotModel (a free-flyer body 0 if floating). 
    ``base_link -> tip_link`` chain, if a tip is given) becomes a body; every other joint welds
    its child link to the body it hangs from; lump the welded links' inertials into their bodies
    (exact parallel-axis sums);
-4. ``urdf_judgement``: judge each combined body (links welded to the fixed base are not judged,
-   they do not enter the dynamics): an inertia that is not positive semi-definite or breaks the
-   triangle inequality A + B >= C, a degree of freedom that moves only massless links or a
-   revolute leaf without inertia about its axis (the mass matrix is then singular) gives one
-   :class:`URDFWarning` per body, recorded in ``model.warnings`` (gathered by ``urdf_notes``).
+4. ``urdf_judgement``: note mimic joints, then judge each combined body of the assembled model
+   (links welded to the fixed base are not judged, they do not enter the dynamics): an inertia
+   that is not positive semi-definite or breaks the triangle inequality A + B >= C, a degree of
+   freedom that moves only massless links or a revolute leaf without inertia about its axis
+   (the mass matrix is then singular) gives one :class:`URDFWarning` per body, recorded in
+   ``model.warnings`` (gathered by ``urdf_notes``).
 
 With ``strict=True`` every condition that warns (but mimic joints and misspelled elements) is a
 :class:`URDFError` instead, and each link's inertia is judged alone (the loader's behaviour
@@ -50,9 +51,9 @@ from .joints import FREE_FLYER
 from .model import Frame, RobotModel
 from .spatial import read_only, rpy_to_matrix
 from .urdf_elements import _joint_from_urdf, _link_inertial, MOVABLE_TYPES
-from .urdf_judgement import _check_moving_mass, _judge_inertia, _note_mimic
+from .urdf_judgement import _note_mimic, judge_bodies
 from .urdf_notes import _Notes
-from .urdf_tree import _assign_bodies, _body_subjects, _lump_inertials, _Tree
+from .urdf_tree import _assign_bodies, _lump_inertials, _Tree
 from .urdf_xml import _parse, _read_source
 
 __all__ = ['load_urdf', 'rpy_to_matrix']  # rpy_to_matrix: re-exported from denoc_ros.spatial
@@ -123,26 +124,15 @@ def _build_model(text, base_link, tip_link, gravity, floating, notes):
         base_inertial = _lump_inertials([None], {link: (0, rotation, translation) for link, (
             body, rotation, translation) in placements.items() if body < 0}, inertials,
             notes.strict)[0]
-    base_subject, subjects = _body_subjects(base, bodies, placements)
-    if not notes.strict:
-        if floating:
-            _judge_inertia(base_subject, base_inertial, notes)
-        for subject, inertial in zip(subjects, body_inertials):
-            _judge_inertia(subject, inertial, notes)
-    if floating:
-        if base_inertial.mass + sum(inertial.mass for inertial in body_inertials) <= 0.0:
-            notes.add(base_subject, 'the floating base and everything on it are massless: the '
-                      'mass matrix is singular (forward dynamics raises)',
-                      f'the floating base {base!r} and everything on it are massless')
-    if not floating or not notes.strict:  # strict=True keeps its fixed-base-only check
-        _check_moving_mass(bodies, body_inertials, subjects, notes)
-    _note_mimic(bodies, notes)
-    return _assemble(robot.name, base, tip_link, bodies, body_inertials, placements, gravity,
-                     base_inertial, notes.messages())
+    model = _assemble(robot.name, base, tip_link, bodies, body_inertials, placements, gravity,
+                      base_inertial)
+    _note_mimic(bodies, notes)  # about the description: before the bodies' judgement
+    judge_bodies(model, notes)
+    return model.replace(warnings=notes.messages())
 
 
 def _assemble(robot_name, base, tip, bodies, body_inertials, placements, gravity,
-              base_inertial=None, notes=()):
+              base_inertial=None):
     """Pack bodies, inertials and frames into a RobotModel (a free-flyer body 0 if floating)."""
     joints = [body.joint for body in bodies]
     shift = 0 if base_inertial is None else 1  # a floating base is body 0, the rest follow
@@ -181,7 +171,6 @@ def _assemble(robot_name, base, tip, bodies, body_inertials, placements, gravity
         base_link=base,
         name=robot_name,
         tip=tip or '',
-        warnings=notes,
     )
 
 

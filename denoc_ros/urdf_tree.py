@@ -196,23 +196,6 @@ def _lump_inertials(bodies, placements, inertials, strict=False):
     return lumped
 
 
-def _body_subjects(base, bodies, placements):
-    """Return how warnings name the base and each body: its link and the links welded to it."""
-    welded: Dict[int, List[str]] = {}
-    for link, (body, _, _) in placements.items():
-        welded.setdefault(body, []).append(link)
-
-    def subject(link, links):
-        others = [name for name in links if name != link]
-        if not others:
-            return f'link {link!r}'
-        more = f' and {len(others) - 3} more' if len(others) > 3 else ''
-        return f'link {link!r} (with the welded {_names(others[:3])}{more})'
-
-    return (subject(base, welded.get(-1, [])),
-            [subject(body.joint.child, welded[i]) for i, body in enumerate(bodies)])
-
-
 def _first_duplicate(names):
     """Return the first name that occurs twice."""
     seen = set()

@@ -15,8 +15,11 @@
 """
 Shared pytest fixtures and helpers: robot descriptions, oracles, installed executables, ROS.
 
-- :func:`require_oracle`: Pinocchio, MuJoCo or toppra, skipped without them, or a failure when
-  ``DENOC_REQUIRE_ORACLES=1`` (CI: a run without its oracles must not pass green).
+- :func:`require_oracle`: Pinocchio, MuJoCo, toppra or the Robotics Toolbox, and
+  :func:`require_module`: whatever else ``scripts/setup_env.sh --test`` installs (ROS, our
+  interfaces, the linters), skipped without them, or a failure when ``DENOC_REQUIRE_ORACLES=1``
+  (CI: a run without what the tests check against must not pass green, :func:`skip_or_fail`);
+  example-robot-data and the installed executables likewise.
 - :func:`venv_executable`: a console script of the venv the tests run from, after checking that
   the installed denoc_ros is the working tree's (the source hash ``scripts/setup_env.sh``
   stamps into ``<venv>/.denoc_stamps/denoc_ros``).
@@ -51,14 +54,15 @@ def example_robot(relpath):
     """
     Return the path of a URDF inside example-robot-data (e.g. 'panda_description/urdf/panda.urdf').
 
-    Skips the calling test when the package is absent (it is installed by ``make test``).
+    Skips the calling test when the package is absent (it is installed by ``make test``), or
+    fails it under ``DENOC_REQUIRE_ORACLES=1`` (:func:`skip_or_fail`).
     """
     base = example_robot_data_dir()
     if base is None:
-        pytest.skip('example-robot-data is not installed')
+        skip_or_fail('example-robot-data is not installed')
     path = base / relpath
     if not path.exists():
-        pytest.skip(f'{relpath} is not in this example-robot-data release')
+        skip_or_fail(f'{relpath} is not in this example-robot-data release')
     return path
 
 
@@ -67,8 +71,36 @@ def bundled_urdfs():
     return sorted(URDF_DIR.glob('*.urdf'))
 
 
-ORACLES = ('pinocchio', 'mujoco', 'toppra')
+ORACLES = ('pinocchio', 'mujoco', 'toppra', 'roboticstoolbox')
 """The independent libraries the results are checked against (test requirements)."""
+
+
+def skip_or_fail(reason):
+    """
+    Skip the calling test or module for a missing requirement; fail it if it must be there.
+
+    It must be there under ``DENOC_REQUIRE_ORACLES=1``, as CI sets it: there everything
+    ``make test`` installs is installed.
+    """
+    if os.environ.get('DENOC_REQUIRE_ORACLES') == '1':
+        pytest.fail(f'{reason}, and DENOC_REQUIRE_ORACLES=1: the tests that need it cannot run '
+                    '(run scripts/setup_env.sh --test)', pytrace=False)
+    pytest.skip(f'{reason} (make test installs it)', allow_module_level=True)
+
+
+def require_module(name):
+    """
+    Return the module ``name``, a test requirement (ROS, our interfaces, a linter).
+
+    Without it :func:`skip_or_fail`: a skip, a failure under ``DENOC_REQUIRE_ORACLES=1``. Not for
+    the package's own modules: a test imports those plainly, so that a broken one fails.
+    """
+    if name.split('.')[0] == 'denoc_ros':
+        raise ValueError(f'{name!r} is our own module: import it, do not skip without it')
+    try:
+        return importlib.import_module(name)
+    except ImportError as err:
+        skip_or_fail(f'{name} does not import ({err})')
 
 
 def require_oracle(name):
@@ -82,12 +114,7 @@ def require_oracle(name):
     try:
         return importlib.import_module(name)
     except ImportError as err:
-        if os.environ.get('DENOC_REQUIRE_ORACLES') == '1':
-            pytest.fail(f'{name} does not import ({err}) and DENOC_REQUIRE_ORACLES=1: the '
-                        f'oracle tests cannot run (run scripts/setup_env.sh --test)',
-                        pytrace=False)
-        pytest.skip(f'{name} is not installed (an oracle: make test installs it)',
-                    allow_module_level=True)
+        skip_or_fail(f'{name} does not import ({err}); it is an oracle')
 
 
 @functools.lru_cache(maxsize=None)
@@ -125,7 +152,7 @@ def venv_executable(name):
     """
     path = pathlib.Path(sys.executable).parent / name
     if not path.exists():
-        pytest.skip(f'{name} is not installed next to {sys.executable} (run make test)')
+        skip_or_fail(f'{name} is not installed next to {sys.executable}')
     why = stale_install(sys.prefix)
     if why:
         pytest.fail(why, pytrace=False)
@@ -135,7 +162,7 @@ def venv_executable(name):
 @pytest.fixture
 def rclpy_context():
     """Initialise rclpy in a context of the test's own and shut it down afterwards."""
-    rclpy = pytest.importorskip('rclpy')
+    rclpy = require_module('rclpy')
     context = rclpy.context.Context()
     rclpy.init(context=context)
     yield context

@@ -46,7 +46,7 @@ def run(args, timeout):
 def test_run_quick_prints_every_table(tmp_path):
     """benchmarks/run.py --quick: every section's table, and the markdown copy."""
     require_oracle('pinocchio')
-    pytest.importorskip('roboticstoolbox')
+    require_oracle('roboticstoolbox')
     markdown = tmp_path / 'bench.md'
     out = run([str(BENCHMARKS / 'run.py'), '--quick', '--output', str(markdown)], timeout=180)
     titles = ['ur5e (bundled urdf/ur5e.urdf) vs Pinocchio',
@@ -120,7 +120,7 @@ def test_node_latency_rounds_with_every_output_subscribed():
 
 def test_dh_to_urdf_puma_matches_the_toolbox():
     """The converter's Puma560 has the toolbox's M, gravity load and rne (1e-9)."""
-    rtb = pytest.importorskip('roboticstoolbox')
+    rtb = require_oracle('roboticstoolbox')
     import denoc_ros as dr
     import numpy as np
     sys.path.insert(0, str(BENCHMARKS))

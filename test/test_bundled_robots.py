@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 pin = require_oracle('pinocchio')
-urdf_module = pytest.importorskip('urdf_parser_py.urdf')
+from urdf_parser_py import urdf as urdf_module  # noqa: E402, I100 (a dependency)
 
 # file name -> (degrees of freedom, tip link, total mass of the source table in kg)
 SOURCES = {
@@ -228,7 +228,7 @@ def dh_standard(theta, d, a, alpha):
 
 
 def test_puma560_reproduces_the_robotics_toolbox_model():
-    rtb = pytest.importorskip('roboticstoolbox')
+    rtb = require_oracle('roboticstoolbox')
     puma = rtb.models.DH.Puma560()
     for link in puma.links:
         link.Jm = 0.0

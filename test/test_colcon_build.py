@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 
+from conftest import skip_or_fail
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -39,9 +40,9 @@ def workspace(tmp_path_factory):
     """Build both packages with colcon into a temporary workspace; return its install path."""
     colcon = pathlib.Path(sys.executable).parent / 'colcon'
     if not colcon.exists():
-        pytest.skip('colcon is not installed in this environment (run make test)')
+        skip_or_fail('colcon is not installed in this environment')
     if shutil.which('cmake') is None:
-        pytest.skip('cmake is not available')
+        skip_or_fail('cmake is not available')
     tmp = tmp_path_factory.mktemp('colcon_ws')
     prefix = pathlib.Path(sys.prefix)
     env = dict(os.environ)

@@ -37,7 +37,7 @@ import pathlib
 import re
 import warnings
 
-from conftest import require_oracle
+from conftest import require_oracle, skip_or_fail
 import denoc_ros as dr
 from denoc_ros.errors import InputError, URDFWarning
 from denoc_ros.resources import example_robot_data_dir
@@ -105,7 +105,7 @@ def report():
 
 def test_the_collection_is_all_there():
     if example_robot_data_dir() is None:
-        pytest.skip('example-robot-data is not installed')
+        skip_or_fail('example-robot-data is not installed')
     assert len(URDFS) == MOVING_JOINT_FILES, URDFS
     assert set(PINOCCHIO_REFUSES) <= set(URDFS)
 

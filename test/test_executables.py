@@ -23,15 +23,15 @@ import re
 import subprocess
 import time
 
-from conftest import venv_executable
+from conftest import require_module, venv_executable
 import denoc_ros as dr
 from denoc_ros.resources import bundled_urdf
 import numpy as np
 import pytest
 
-rclpy = pytest.importorskip('rclpy')
-JointState = pytest.importorskip('sensor_msgs.msg').JointState
-Float64MultiArray = pytest.importorskip('std_msgs.msg').Float64MultiArray
+rclpy = require_module('rclpy')
+JointState = require_module('sensor_msgs.msg').JointState
+Float64MultiArray = require_module('std_msgs.msg').Float64MultiArray
 
 pytestmark = pytest.mark.ros
 

@@ -16,6 +16,7 @@
 
 import pathlib
 
+from conftest import require_module
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -26,7 +27,7 @@ PYTHON_PATHS = ['denoc_ros', 'test', 'launch', 'benchmarks', 'examples', 'setup.
 @pytest.mark.linter
 def test_flake8():
     """Lint every Python file of the package; no error allowed."""
-    main_with_errors = pytest.importorskip('ament_flake8.main').main_with_errors
+    main_with_errors = require_module('ament_flake8.main').main_with_errors
     paths = [str(REPO / p) for p in PYTHON_PATHS if (REPO / p).exists()]
     rc, errors = main_with_errors(argv=paths)
     assert rc == 0, f'Found {len(errors)} code style errors / warnings:\n' + '\n'.join(errors)

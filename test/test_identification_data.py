@@ -24,6 +24,7 @@ the filtered velocities and accelerations.
 import shutil
 import warnings
 
+from conftest import require_module
 from denoc_ros.errors import DataError
 from denoc_ros.identification.bags import write_bag
 from denoc_ros.identification.cdr import _parse_layout
@@ -328,8 +329,8 @@ def test_layout_parser_on_random_messages():
 
 def test_fast_decoder_on_rmw_serialised_messages(tmp_path):
     """ROS 2's own serialiser leaves garbage in padding and may append bytes: still decoded."""
-    serialization = pytest.importorskip('rclpy.serialization')
-    sensor_msgs = pytest.importorskip('sensor_msgs.msg')
+    serialization = require_module('rclpy.serialization')
+    sensor_msgs = require_module('sensor_msgs.msg')
     rng = np.random.default_rng(11)
     raws, truth = [], []
     for i in range(200):

@@ -14,11 +14,12 @@
 
 """The generated denoc_ros_interfaces services, called across a real rclpy service and client."""
 
+from conftest import require_module
 import numpy as np
 import pytest
 
-rclpy = pytest.importorskip('rclpy')
-srv = pytest.importorskip('denoc_ros_interfaces.srv')
+rclpy = require_module('rclpy')
+srv = require_module('denoc_ros_interfaces.srv')
 
 
 def call(context, srv_type, name, handler, request, timeout=10.0):
@@ -97,7 +98,7 @@ def test_failure_fields_exist():
 
 def test_contact_state_message():
     """The ContactState message imports and has the contact fields with their types."""
-    msg_module = pytest.importorskip('denoc_ros_interfaces.msg')
+    msg_module = require_module('denoc_ros_interfaces.msg')
     from std_msgs.msg import Header
     contact = msg_module.ContactState
     fields = contact.get_fields_and_field_types()

@@ -16,9 +16,9 @@
 
 from types import SimpleNamespace
 
-import pytest
+from conftest import require_module
 
-pytest.importorskip('diagnostic_msgs')
+require_module('diagnostic_msgs')
 from denoc_ros.ros.diagnostics import dynamics_status, Statistics  # noqa: E402, I100
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 

@@ -58,7 +58,7 @@ def test_dynamics_tests_pass_without_jit():
 
 def test_kernels_are_compiled_unless_disabled():
     """In this process (JIT on, unless the caller disabled it) the kernels are numba functions."""
-    numba = pytest.importorskip('numba')
+    import numba  # a dependency of the package
     from denoc_ros.dynamics import rnea
     if numba.config.DISABLE_JIT:
         pytest.skip('NUMBA_DISABLE_JIT is set for this run')

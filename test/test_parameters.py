@@ -28,11 +28,11 @@ import signal
 import subprocess
 import time
 
-from conftest import venv_executable
+from conftest import require_module, venv_executable
 import numpy as np
 import pytest
 
-rclpy = pytest.importorskip('rclpy')
+rclpy = require_module('rclpy')
 from denoc_ros.ros import settings  # noqa: E402, I100
 from denoc_ros.ros.settings import coerce, PER_JOINT, Spec  # noqa: E402
 from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402

@@ -16,13 +16,13 @@
 
 from pathlib import Path
 
+from conftest import require_module
 import denoc_ros as dr
 from denoc_ros.identification.payload import PayloadWindow
 import numpy as np
-import pytest
 
-srv = pytest.importorskip('denoc_ros_interfaces.srv')
-services = pytest.importorskip('denoc_ros.ros.payload_services')
+srv = require_module('denoc_ros_interfaces.srv')
+from denoc_ros.ros import payload_services as services  # noqa: E402, I100
 
 URDF = Path(__file__).resolve().parents[1] / 'urdf' / 'ur5e.urdf'
 MASS, COM = 1.2, np.array([0.01, 0.02, 0.07])

@@ -16,6 +16,7 @@
 
 import pathlib
 
+from conftest import require_module
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -26,7 +27,7 @@ PYTHON_PATHS = ['denoc_ros', 'test', 'launch', 'benchmarks', 'examples', 'setup.
 @pytest.mark.pep257
 def test_pep257():
     """Check the docstrings of every Python file of the package."""
-    main = pytest.importorskip('ament_pep257.main').main
+    main = require_module('ament_pep257.main').main
     paths = [str(REPO / p) for p in PYTHON_PATHS if (REPO / p).exists()]
     rc = main(argv=paths)
     assert rc == 0, 'Found code style errors / warnings (listed above)'

@@ -15,8 +15,9 @@
 """
 denoc_ros.predict (the node's ~/prediction): one compiled Runge-Kutta integration.
 
-Checked against the same RK4 steps taken by :func:`denoc_ros.simulate` (a different code path:
-NumPy stages around single forward-dynamics calls), against SciPy's DOP853 at tight tolerances
+Checked against the same RK4 steps taken by :func:`denoc_ros.simulate` (the other driver of
+the one scheme, :func:`denoc_ros.dynamics.prediction.rk4_stage`: Python around single
+forward-dynamics calls), against SciPy's DOP853 at tight tolerances
 (an independent integrator: the RK4 error at these steps is far below the tolerance), and on a
 closed form: a free fall of a prismatic joint along gravity.
 """

@@ -16,14 +16,15 @@
 The suite's own guards: a missing oracle and a stale install are caught, not passed over.
 
 ``require_oracle`` skips without the oracle, and fails with ``DENOC_REQUIRE_ORACLES=1`` (as CI
-sets it); ``stale_install`` tells a venv whose installed denoc_ros is the working tree's from
-one whose stamp is another tree's or missing.
+sets it), and so does ``require_module`` for the other test requirements; ``stale_install``
+tells a venv whose installed denoc_ros is the working tree's from one whose stamp is another
+tree's or missing.
 """
 
 import subprocess
 import sys
 
-from conftest import REPO, require_oracle, stale_install
+from conftest import REPO, require_module, require_oracle, stale_install
 import pytest
 
 
@@ -38,6 +39,20 @@ def test_a_missing_oracle_skips_or_fails(monkeypatch):
         require_oracle('toppra')
     with pytest.raises(ValueError, match='not an oracle'):
         require_oracle('numpy')
+
+
+def test_a_missing_test_requirement_skips_or_fails(monkeypatch):
+    """ROS, our interfaces, the linters: like an oracle; our own modules are never skipped."""
+    monkeypatch.setitem(sys.modules, 'launch_ros', None)
+    monkeypatch.delenv('DENOC_REQUIRE_ORACLES', raising=False)
+    with pytest.raises(pytest.skip.Exception, match='launch_ros'):
+        require_module('launch_ros')
+    monkeypatch.setenv('DENOC_REQUIRE_ORACLES', '1')
+    with pytest.raises(pytest.fail.Exception, match='launch_ros.*DENOC_REQUIRE_ORACLES=1'):
+        require_module('launch_ros')
+    assert require_module('yaml').safe_load('[1]') == [1]
+    with pytest.raises(ValueError, match='our own module'):
+        require_module('denoc_ros.ros.payload_services')
 
 
 def test_stale_install_compares_the_stamp_with_the_tree(tmp_path):

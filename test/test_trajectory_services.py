@@ -21,15 +21,15 @@ numbers are compared with the library calls, checked independently in test_traje
 and the retimed message's efforts with Pinocchio's RNEA.
 """
 
-from conftest import require_oracle, URDF_DIR
+from conftest import require_module, require_oracle, URDF_DIR
 import denoc_ros as dr
 import numpy as np
 import pytest
 import yaml
 
-srv = pytest.importorskip('denoc_ros_interfaces.srv')
-trajectory_msgs = pytest.importorskip('trajectory_msgs.msg')
-services = pytest.importorskip('denoc_ros.ros.trajectory_services')
+srv = require_module('denoc_ros_interfaces.srv')
+trajectory_msgs = require_module('trajectory_msgs.msg')
+from denoc_ros.ros import trajectory_services as services  # noqa: E402, I100
 check_trajectory_service = services.check_trajectory_service
 retime_trajectory_service = services.retime_trajectory_service
 

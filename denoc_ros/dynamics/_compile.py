@@ -342,6 +342,19 @@ def row(a, b):
     return a[b] if a.shape[0] > 1 else a[0]
 
 
+@jit(inline=True)
+def add6(u, v):
+    """Return the 6-tuple ``u + v``."""
+    return u[0] + v[0], u[1] + v[1], u[2] + v[2], u[3] + v[3], u[4] + v[4], u[5] + v[5]
+
+
+@jit(inline=True)
+def add_row6(u, A, r, s):
+    """Return the 6-tuple ``u + s A[r, :6]``: a 6-vector plus ``s`` times row ``r`` of ``A``."""
+    return (u[0] + s * A[r, 0], u[1] + s * A[r, 1], u[2] + s * A[r, 2],
+            u[3] + s * A[r, 3], u[4] + s * A[r, 4], u[5] + s * A[r, 5])
+
+
 @jit
 def mat6_vec(A, x0, x1, x2, x3, x4, x5):
     """Return the 6-tuple ``A x`` for a 6x6 ``A`` and a 6-vector ``x`` given by its entries."""

@@ -47,7 +47,8 @@ Integrating the forward dynamics over time: :mod:`.prediction` (compiled, the no
 import numpy as np
 
 from . import _compile
-from ._compile import all_finite, cross, jit, mat6_vec, model_arrays, single_state
+from ._compile import (add_row6, all_finite, cross, jit, mat6_vec, model_arrays,
+                       single_state)
 from ._packed import MASS, NV, PARENT, V0
 from ._packed import packed
 from ._state import finish, kernel_arrays, NO_WRENCH, one_state, one_wrench_set, prepare
@@ -162,27 +163,15 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
                     u = psi[a, r] / ab[a, _MHAT]
                     for col in range(6):
                         Mi[r, col] -= u * psi[a, col]
-            e0, e1, e2, e3, e4, e5 = mat6_vec(Mi, kappa[i, 0], kappa[i, 1], kappa[i, 2],
-                                              kappa[i, 3], kappa[i, 4], kappa[i, 5])
-            e0 += eta[i, 0]
-            e1 += eta[i, 1]
-            e2 += eta[i, 2]
-            e3 += eta[i, 3]
-            e4 += eta[i, 4]
-            e5 += eta[i, 5]
+            e = add_row6(mat6_vec(Mi, kappa[i, 0], kappa[i, 1], kappa[i, 2], kappa[i, 3],
+                                  kappa[i, 4], kappa[i, 5]), eta, i, 1.0)
             for a in range(v0, v0 + m):
-                s = ab[a, _PHI] / ab[a, _MHAT]
-                e0 += psi[a, 0] * s
-                e1 += psi[a, 1] * s
-                e2 += psi[a, 2] * s
-                e3 += psi[a, 3] * s
-                e4 += psi[a, 4] * s
-                e5 += psi[a, 5] * s
+                e = add_row6(e, psi, a, ab[a, _PHI] / ab[a, _MHAT])
             c0, c1, c2 = kin[k, _C] - kin[i, _C], kin[k, _C + 1] - kin[i, _C + 1], \
                 kin[k, _C + 2] - kin[i, _C + 2]
             # M^_k += B_ik^T M_bar B_ik, eta^_k += B_ik^T eta_bar.
             congruence_add(Mi, c0, c1, c2, T, M_hat[k])
-            wrench_to_parent(kin, k, i, e0, e1, e2, e3, e4, e5, eta)
+            wrench_to_parent(kin, k, i, e[0], e[1], e[2], e[3], e[4], e[5], eta)
     if singular >= 0:
         return _compile.SINGULAR + singular
     g0, g1, g2 = reals[nb, 0], reals[nb, 1], reals[nb, 2]
@@ -190,15 +179,10 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
         # a = B_ik t_dot_k + kappa_i (base: [0; -g]); qdd = L^-T ((y - W^T a) / d).
         k = ints[i, PARENT]
         if k < 0:
-            a0, a1, a2, a3, a4, a5 = 0.0, 0.0, 0.0, -g0, -g1, -g2
+            acc = (0.0, 0.0, 0.0, -g0, -g1, -g2)
         else:
-            a0, a1, a2, a3, a4, a5 = carried(kin, t_dot, k, i)
-        a0 += kappa[i, 0]
-        a1 += kappa[i, 1]
-        a2 += kappa[i, 2]
-        a3 += kappa[i, 3]
-        a4 += kappa[i, 4]
-        a5 += kappa[i, 5]
+            acc = carried(kin, t_dot, k, i)
+        a0, a1, a2, a3, a4, a5 = add_row6(acc, kappa, i, 1.0)
         v0, m = ints[i, V0], ints[i, NV]
         for a in range(v0, v0 + m):
             qdd[a] = (ab[a, _PHI] - (psi[a, 0] * a0 + psi[a, 1] * a1 + psi[a, 2] * a2
@@ -208,16 +192,10 @@ def articulated_body_state(ints, reals, q, qd, tau, fext, kin, P, mot, M_hat, T,
             for a in range(v0 + m - 2, v0 - 1, -1):
                 for c in range(a + 1, v0 + m):
                     qdd[a] -= ab[c, _L + a - v0] * qdd[c]
+        acc = (a0, a1, a2, a3, a4, a5)
         for a in range(v0, v0 + m):
-            x = qdd[a]
-            a0 += P[a, 0] * x
-            a1 += P[a, 1] * x
-            a2 += P[a, 2] * x
-            a3 += P[a, 3] * x
-            a4 += P[a, 4] * x
-            a5 += P[a, 5] * x
-        t_dot[i, 0], t_dot[i, 1], t_dot[i, 2] = a0, a1, a2
-        t_dot[i, 3], t_dot[i, 4], t_dot[i, 5] = a3, a4, a5
+            acc = add_row6(acc, P, a, qdd[a])
+        t_dot[i, 0], t_dot[i, 1], t_dot[i, 2], t_dot[i, 3], t_dot[i, 4], t_dot[i, 5] = acc
     return _compile.OK
 
 

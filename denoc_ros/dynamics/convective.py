@@ -38,12 +38,11 @@ Saha's term; the printed Eq. 28 has ``B_ij`` where ``B_dot_ij`` belongs and drop
 
 import numpy as np
 
-from . import _compile
-from ._compile import all_finite, cross, jit, mat6_vec, model_arrays, single_state
+from ._compile import cross, jit, mat6_vec, single_state
 from ._packed import MASS, NV, PARENT, V0
 from ._state import checked_batch, one_state, square
 from .kinematics import (_C, _I, _T, add_b_transpose_times, expand_inertia, forward_kinematics,
-                         KIN_WIDTH, MOT_WIDTH, times_b, twists, velocity_state_ok,
+                         times_b, twists, velocity_matrix_batch, velocity_matrix_one,
                          world_inertias, zero_unless_chain)
 
 __all__ = ['convective_inertia_matrix']
@@ -91,9 +90,16 @@ def composite_mass_matrices(ints, reals, kin, M_tilde):
 
 
 @jit
-def convective_state(ints, reals, q, qd, kin, P, mot, M_compact, M_tilde, M_prime, H, T, out):
-    """Write Saha's ``C = N^T (M N_dot + M_dot N)``, entries of (corrected) Eq. 29."""
+def convective_state(ints, reals, q, qd, work, blocks, out):
+    """
+    Write Saha's ``C = N^T (M N_dot + M_dot N)``, entries of (corrected) Eq. 29.
+
+    ``work`` and ``blocks``: a scratch space of a model handle's shapes (kinematics, columns P,
+    motion, the compact M~; the 6x6 M~, M'~, H and one more).
+    """
     nb = ints.shape[0]
+    kin, P, mot, M_compact = work[0], work[1], work[2], work[3]
+    M_tilde, M_prime, H, T = blocks[:nb], blocks[nb:2 * nb], blocks[2 * nb:3 * nb], blocks[3 * nb]
     forward_kinematics(ints, reals, q, kin, P)
     world_inertias(ints, reals, kin)
     t = mot[:, _T:_T + 6]
@@ -181,32 +187,20 @@ def convective_state(ints, reals, q, qd, kin, P, mot, M_compact, M_tilde, M_prim
 @jit
 def convective_inertia_matrix_one(handle, q, qd, out):
     """Write Saha's convective inertia matrix of one state into ``out``; return a status."""
-    ints, reals, work, M6 = model_arrays(handle)
-    nb = ints.shape[0]
-    q, qd = np.ascontiguousarray(q), np.ascontiguousarray(qd)
-    if not velocity_state_ok(ints, q, qd, out.shape[0]):
-        return _compile.BAD_INPUT
-    convective_state(ints, reals, q, qd, work[0], work[1], work[2], work[3], M6[:nb],
-                     M6[nb:2 * nb], M6[2 * nb:3 * nb], M6[3 * nb], out)
-    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
+    return velocity_matrix_one(convective_state, handle, q, qd, out)
+
+
+_convective_inertia_matrix_one = single_state(
+    convective_inertia_matrix_one, globals(), '_convective_inertia_matrix_one', 'vvm')
 
 
 @jit
 def convective_inertia_matrix_batch(ints, reals, q, qd, out):
     """Write Saha's convective inertia matrix of each row of (B, ...) states into ``out``."""
-    nb, nv = ints.shape[0], out.shape[1]
-    kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
-    M_tilde, M_prime, H = np.empty((nb, 6, 6)), np.empty((nb, 6, 6)), np.empty((nb, 6, 6))
-    M_compact, T = np.empty((nb, MT_WIDTH)), np.empty((6, 6))
-    for b in range(q.shape[0]):
-        convective_state(ints, reals, q[b], qd[b], kin, P, mot, M_compact, M_tilde, M_prime, H,
-                         T, out[b])
-    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
+    return velocity_matrix_batch(convective_state, ints, reals, q, qd, out)
 
 
 _empty = np.empty
-_convective_inertia_matrix_one = single_state(
-    convective_inertia_matrix_one, globals(), '_convective_inertia_matrix_one', 'vvm')
 
 
 def convective_inertia_matrix(model, q, qd):

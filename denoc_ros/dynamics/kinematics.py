@@ -44,14 +44,18 @@ is ``[linear; angular]`` (see :mod:`denoc_ros.spatial`).
 The spatial steps the recursions share are here too, once: a twist carried to a child
 (:func:`carried`, ``B_ik t_k``), a wrench carried to the parent (:func:`wrench_to_parent`,
 ``B_ik^T w_i``), the congruence ``B^T A B`` (:func:`congruence_add`), a body's spatial inertia
-moved to the base origin (:func:`origin_inertia`) and its 6x6 form (:func:`expand_inertia`).
+moved to the base origin (:func:`origin_inertia`) and its 6x6 form (:func:`expand_inertia`);
+and the entry points of the two Coriolis matrices, which differ only in their recursion
+(:func:`velocity_matrix_one`, :func:`velocity_matrix_batch`).
 """
 
 import math
 
 import numpy as np
 
-from ._compile import all_finite, cross, jit, SCRATCH_WIDTH, sincos
+from . import _compile
+from ._compile import (add6, add_row6, all_finite, cross, jit, model_arrays, SCRATCH_COUNT,
+                       SCRATCH_WIDTH, sincos)
 from ._packed import (AXIS, COM, GRAVITY, INERTIA, JOINT_TYPE, MASS, NV, PARENT, Q0, ROTATED_AXIS,
                       ROTATION, ROTATION_K, ROTATION_KK, TRANSLATION, V0)
 from ..joints import FREE_FLYER, PRISMATIC, REVOLUTE
@@ -104,6 +108,35 @@ def velocity_state_ok(ints, q, qd, nv):
             and configuration_ok(ints, q) and all_finite(qd))
 
 
+@jit(inline=True)
+def velocity_matrix_one(state, handle, q, qd, out):
+    """
+    Run ``state`` as the ``*_one`` entry point of a (q, qd) -> (nv, nv) matrix; return a status.
+
+    ``state(ints, reals, q, qd, work, blocks, out)`` (the Coriolis matrices) writes the matrix
+    of one state with the model handle's scratch space; here the model's arrays are read from
+    the handle, the inputs made contiguous and checked, and the output checked.
+    """
+    ints, reals, work, blocks = model_arrays(handle)
+    q, qd = np.ascontiguousarray(q), np.ascontiguousarray(qd)
+    if not velocity_state_ok(ints, q, qd, out.shape[0]):
+        return _compile.BAD_INPUT
+    state(ints, reals, q, qd, work, blocks, out)
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
+
+
+@jit(inline=True)
+def velocity_matrix_batch(state, ints, reals, q, qd, out):
+    """Run ``state`` (as in velocity_matrix_one) on each row of (B, ...) states into ``out``."""
+    nb, nv = ints.shape[0], out.shape[1]
+    # A scratch space of the model handle's shapes (_compile.model_handle).
+    work = np.empty((SCRATCH_COUNT, max(nb, nv), SCRATCH_WIDTH))
+    blocks = np.empty((3 * nb + 1, 6, 6))
+    for b in range(q.shape[0]):
+        state(ints, reals, q[b], qd[b], work, blocks, out[b])
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
+
+
 @jit
 def configuration_ok(ints, q):
     """Return True if ``q`` is finite and a free flyer's quaternion is unit length (tolerance)."""
@@ -119,6 +152,15 @@ def configuration_ok(ints, q):
 # The rotation of a quaternion: the one implementation, shared with the NumPy side
 # (denoc_ros.spatial.quaternion_to_matrix), compiled here for the free flyer.
 free_flyer_rotation = jit(inline=True)(quaternion_rotation)
+
+
+@jit(inline=True)
+def rotation_row(reals, i, row, s, v):
+    """Return row ``row`` of body i's ``L = J + s J A + v J A^2`` (Rodrigues, packed J, J A)."""
+    J, K, KK = ROTATION + 3 * row, ROTATION_K + 3 * row, ROTATION_KK + 3 * row
+    return (reals[i, J] + s * reals[i, K] + v * reals[i, KK],
+            reals[i, J + 1] + s * reals[i, K + 1] + v * reals[i, KK + 1],
+            reals[i, J + 2] + s * reals[i, K + 2] + v * reals[i, KK + 2])
 
 
 @jit
@@ -156,23 +198,9 @@ def forward_kinematics(ints, reals, q, kin, P):
                 # L = J Rot(a, q) = J + sin q J A + (1 - cos q) J A^2, A = a x 1 (Rodrigues).
                 s, c = sincos(qi)
                 v = 1.0 - c
-            L0 = reals[i, ROTATION] + s * reals[i, ROTATION_K] + v * reals[i, ROTATION_KK]
-            L1 = (reals[i, ROTATION + 1] + s * reals[i, ROTATION_K + 1]
-                  + v * reals[i, ROTATION_KK + 1])
-            L2 = (reals[i, ROTATION + 2] + s * reals[i, ROTATION_K + 2]
-                  + v * reals[i, ROTATION_KK + 2])
-            L3 = (reals[i, ROTATION + 3] + s * reals[i, ROTATION_K + 3]
-                  + v * reals[i, ROTATION_KK + 3])
-            L4 = (reals[i, ROTATION + 4] + s * reals[i, ROTATION_K + 4]
-                  + v * reals[i, ROTATION_KK + 4])
-            L5 = (reals[i, ROTATION + 5] + s * reals[i, ROTATION_K + 5]
-                  + v * reals[i, ROTATION_KK + 5])
-            L6 = (reals[i, ROTATION + 6] + s * reals[i, ROTATION_K + 6]
-                  + v * reals[i, ROTATION_KK + 6])
-            L7 = (reals[i, ROTATION + 7] + s * reals[i, ROTATION_K + 7]
-                  + v * reals[i, ROTATION_KK + 7])
-            L8 = (reals[i, ROTATION + 8] + s * reals[i, ROTATION_K + 8]
-                  + v * reals[i, ROTATION_KK + 8])
+            L0, L1, L2 = rotation_row(reals, i, 0, s, v)
+            L3, L4, L5 = rotation_row(reals, i, 1, s, v)
+            L6, L7, L8 = rotation_row(reals, i, 2, s, v)
         k = ints[i, PARENT]
         if k < 0:
             kin[i, _R + 0], kin[i, _R + 1], kin[i, _R + 2] = L0, L1, L2
@@ -355,24 +383,12 @@ def twists(ints, kin, P, qd, t):
     for i in range(ints.shape[0]):
         k = ints[i, PARENT]
         # Accumulate in locals: the compiler cannot tell that t, P and qd do not overlap.
-        t0 = t1 = t2 = t3 = t4 = t5 = 0.0
+        x = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         for b in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
-            s = qd[b]
-            t0 += P[b, 0] * s
-            t1 += P[b, 1] * s
-            t2 += P[b, 2] * s
-            t3 += P[b, 3] * s
-            t4 += P[b, 4] * s
-            t5 += P[b, 5] * s
+            x = add_row6(x, P, b, qd[b])
         if k >= 0:
-            b0, b1, b2, b3, b4, b5 = carried(kin, t, k, i)
-            t0 += b0
-            t1 += b1
-            t2 += b2
-            t3 += b3
-            t4 += b4
-            t5 += b5
-        t[i, 0], t[i, 1], t[i, 2], t[i, 3], t[i, 4], t[i, 5] = t0, t1, t2, t3, t4, t5
+            x = add6(x, carried(kin, t, k, i))
+        t[i, 0], t[i, 1], t[i, 2], t[i, 3], t[i, 4], t[i, 5] = x
 
 
 @jit

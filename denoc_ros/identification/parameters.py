@@ -41,6 +41,7 @@ from ..dynamics.regressor import PARAMETERS_PER_BODY, regressor
 from ..errors import InputError
 from ..friction import coulomb_sign, DEFAULT_SMOOTHING
 from ..spatial import check_inertial, parallel_axis
+from ..urdf_judgement import rejudged_warnings
 
 __all__ = ['inertial_parameters', 'with_inertial_parameters', 'ParameterLayout',
            'joint_columns', 'BODY_PARAMETER_NAMES', 'JOINT_TERMS', 'chosen_terms']
@@ -134,10 +135,14 @@ def with_inertial_parameters(model, pi, check=True):
     ``check`` (default): every body must be physically consistent, else InputError naming it.
     ``check=False`` accepts any parameters (inverse dynamics and the regressor stay exact; the
     mass matrix may then not be positive definite). Payloads attached to ``model`` are part of
-    its bodies' parameters and become part of the new model's.
+    its bodies' parameters and become part of the new model's. The new model's ``warnings``
+    judge its own bodies, as :func:`denoc_ros.load_urdf` does (a doubtful inertia the new
+    parameters fix loses its warning, one they make doubtful gains one); what the loader noted
+    about the description itself is kept.
     """
     mass, com, inertia = body_inertials(model, pi, check=check)
-    return model.replace(mass=mass, com=com, inertia=inertia)
+    new = model.replace(mass=mass, com=com, inertia=inertia)
+    return new.replace(warnings=rejudged_warnings(model, new))
 
 
 def joint_columns(model, qd, qdd, terms=('viscous', 'coulomb'), smoothing=DEFAULT_SMOOTHING,

@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from ..errors import InputError
+from ..model import joint_order
 
 
 class JointMap:
@@ -44,15 +45,7 @@ class JointMap:
         """Return the index in ``names`` of each model joint; InputError if one is missing."""
         key = tuple(names)
         if key != self._cache_key:
-            position = {}
-            for k, name in enumerate(key):
-                if name in position:
-                    raise InputError(f'joint {name!r} appears twice in the joint state')
-                position[name] = k
-            missing = [j for j in self.joint_names if j not in position]
-            if missing:
-                raise InputError('joint state lacks joint(s) ' + ', '.join(missing))
-            self._cache_index = np.array([position[j] for j in self.joint_names], dtype=np.intp)
+            self._cache_index = joint_order(self.joint_names, key, 'the joint state')
             self._cache_key = key
         return self._cache_index
 

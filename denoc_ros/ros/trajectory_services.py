@@ -28,6 +28,7 @@ import numpy as np
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..errors import DenocError, InputError
+from ..model import joint_order
 from ..trajectories.check import check_trajectory, DEFAULT_CHECK_PERIOD
 from ..trajectories.retime import DEFAULT_SAMPLE_PERIOD, retime
 
@@ -40,23 +41,6 @@ def _duration(t):
 
 def _seconds(duration):
     return duration.sec + 1e-9 * duration.nanosec
-
-
-def _order(model, names):
-    """Return the index of each model joint in ``names`` (every joint once, no unknown one)."""
-    position = {}
-    known = set(model.joint_names)
-    for k, name in enumerate(names):
-        if name not in known:
-            raise InputError(f'joint {name!r} of the trajectory is not a joint of the model '
-                             f'({", ".join(model.joint_names)})')
-        if name in position:
-            raise InputError(f'joint {name!r} appears twice in the trajectory')
-        position[name] = k
-    missing = [j for j in model.joint_names if j not in position]
-    if missing:
-        raise InputError('the trajectory lacks joint(s) ' + ', '.join(missing))
-    return np.array([position[j] for j in model.joint_names], dtype=np.intp)
 
 
 def _table(points, field, n, required):
@@ -83,7 +67,8 @@ def trajectory_arrays(model, trajectory, timed=True):
     ``index[j]``: the message's column of model joint ``j``. ``qd``/``qdd`` None where the
     points carry none. ``timed=False`` skips the times (a path).
     """
-    index = _order(model, list(trajectory.joint_names))
+    index = joint_order(model.joint_names, list(trajectory.joint_names), 'the trajectory',
+                        others=False)
     points = trajectory.points
     if len(points) == 0:
         raise InputError('the trajectory has no points')

@@ -12,10 +12,11 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""What the command-line tools share: model arguments, one-line errors, progress, Ctrl-C."""
+"""What the command-line tools share: main, model arguments, one-line errors, progress, Ctrl-C."""
 
 import argparse
 import sys
+import time
 
 from ..description import read_description
 from ..errors import DenocError
@@ -99,3 +100,18 @@ def run_tool(prog, run, args):
     except KeyboardInterrupt:
         sys.stderr.write(f'{prog}: interrupted, no complete result\n')
         return 0, None
+
+
+def tool_main(prog, parser, run, argv=None, done=None):
+    """
+    Parse ``argv`` (None: the command line) with ``parser``, run the tool; return the exit status.
+
+    ``run(args)`` does the work (through :func:`run_tool`: one-line errors, Ctrl-C);
+    ``done(args, result, seconds)``, if given, prints the summary of a run that completed.
+    """
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    status, result = run_tool(prog, run, args)
+    if result is not None and done is not None:
+        done(args, result, time.perf_counter() - start)
+    return status

@@ -48,7 +48,7 @@ import sys
 
 import numpy as np
 
-from ._cli import add_model_arguments, model_of, Parser, run_tool, StatusLine
+from ._cli import add_model_arguments, model_of, Parser, StatusLine, tool_main
 from ..errors import InputError
 from ..identification.excitation import (design_excitation, excitation_limits,
                                          write_trajectory_csv, write_trajectory_yaml)
@@ -196,8 +196,7 @@ def run(args, stdout=None, stderr=None):
 
 def main(argv=None):
     """Run the command line; return the exit status."""
-    args = _parser().parse_args(argv)
-    return run_tool(PROG, run, args)[0]
+    return tool_main(PROG, _parser(), run, argv)
 
 
 if __name__ == '__main__':

@@ -48,7 +48,7 @@ import time
 
 import numpy as np
 
-from ._cli import add_model_arguments, model_of, Parser, run_tool, StatusLine
+from ._cli import add_model_arguments, model_of, Parser, StatusLine, tool_main
 from ..errors import DenocError
 from ..identification import data as recordings
 from ..identification.payload import (estimate_payload, PAYLOAD_CUTOFF,
@@ -215,27 +215,26 @@ def run(args, stderr=None):
     return report
 
 
-def main(argv=None):
-    """Run the command line; return the exit status."""
-    args = _parser().parse_args(argv)
-    t0 = time.perf_counter()
-    status, report = run_tool(PROG, run, args)
-    if report is None:
-        return status
+def _summary(args, report, seconds):
+    """Print what a completed identification found and wrote."""
     if 'payload' in report:
         for line in report['summary'].splitlines():
             print(f'{PROG}: {line}')
         print(f'{PROG}: wrote {args.output_urdf} and '
-              f'{pathlib.Path(args.report) / "report.json"} in {time.perf_counter() - t0:.1f} s')
-        return 0
+              f'{pathlib.Path(args.report) / "report.json"} in {seconds:.1f} s')
+        return
     v = report['validation']
     base = report['base_parameters']
     print(f'{PROG}: {base["count"]} base parameters, condition number '
           f'{base["condition_number"]:.4g}; validation torque NRMSE: nominal '
           f'{100 * v["nrmse_nominal"]:.2f} %, identified {100 * v["nrmse_identified"]:.2f} %')
     print(f'{PROG}: wrote {args.output_urdf} and {pathlib.Path(args.report) / "index.html"} '
-          f'in {time.perf_counter() - t0:.1f} s')
-    return 0
+          f'in {seconds:.1f} s')
+
+
+def main(argv=None):
+    """Run the command line; return the exit status."""
+    return tool_main(PROG, _parser(), run, argv, _summary)
 
 
 if __name__ == '__main__':

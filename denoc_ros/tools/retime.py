@@ -45,7 +45,7 @@ import sys
 import numpy as np
 import yaml
 
-from ._cli import Parser, run_tool
+from ._cli import Parser, tool_main
 from ..description import read_description
 from ..errors import InputError
 from ..payload import attach_payload
@@ -206,8 +206,7 @@ def run(args):
 
 def main(argv=None):
     """Run the command line (see the module docstring); return the exit status."""
-    args = _parser().parse_args(argv)
-    return run_tool(PROG, run, args)[0]
+    return tool_main(PROG, _parser(), run, argv)
 
 
 if __name__ == '__main__':
