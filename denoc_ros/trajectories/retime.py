@@ -55,10 +55,15 @@ cut into equal parts of the profile), each carrying the mean of the ``sdd`` on e
 which meets the limits there; the speed bound of each grid point also covers the bulge of
 ``|q'|`` towards its neighbours, and Coulomb friction is taken with either sign where ``q'``
 changes sign between grid points. The output, its times in whole nanoseconds as a message
-carries them, is then checked densely: each output interval at its start and at equal steps of
-at most ``check_period`` and at least ``MIN_STEPS`` per interval (the shape of an overshoot
-scales with the interval), the last point as it is; efforts with friction (one batch inverse
-dynamics call), accelerations and velocities against their limits. Wherever a ratio exceeds 1,
+carries them, is then checked densely, as a controller samples it at any phase of its clock:
+each output interval is sampled at both ends and at equal steps of at most ``check_period``
+(at least ``MIN_STEPS``), the last point as it is, and between two neighbouring samples
+``|f|`` is bounded by the larger of the two plus ``delta^2 / 8 max |f''|`` (the error of
+linear interpolation of a function with bounded curvature; inside an output interval every
+quantity is a smooth function of time, the polynomials change at the points only, which are
+samples), ``|f''| delta^2`` estimated by ``GAP_SAFETY`` times the larger second difference
+of the samples next to the gap (:func:`.dense_check._gap_bounds`). The bound is applied to the
+efforts with friction (one batch inverse dynamics call), accelerations and velocities against their limits. Wherever a ratio exceeds 1,
 that limit is lowered on the grid points around the block (a window that widens each round) to
 ``TARGET`` / ratio of the most the grid points there use of it, so that it binds; from the
 second round every joint's limit of that kind is also lowered there by ``TARGET`` / ratio (the
@@ -87,8 +92,8 @@ from ..errors import DenocError, InputError
 DEFAULT_SAMPLE_PERIOD = 0.01
 """Default spacing of the output points [s]."""
 
-INTERNAL_CHECK_PERIOD = 5e-4
-"""Sampling period of the dense check of the output [s]: half a 1 kHz controller's period."""
+INTERNAL_CHECK_PERIOD = 1e-3
+"""Longest step of the dense check of the output [s]; the gaps between samples are bounded."""
 
 MIN_OUTPUT_INTERVAL = 4e-3  # [s] output points about this far apart at least
 LOCAL_ROUNDS = 20
