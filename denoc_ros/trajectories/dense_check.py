@@ -216,20 +216,40 @@ def _gap_bounds(values, limits, starts, steps, block, worst):
 
 def _spread(per_interval, span):
     """Return per grid point the least value (N, n) of the intervals within ``span`` of it."""
-    N, n = per_interval.shape
-    out = np.full((N + 1, n), np.inf)
-    for d in range(-span, span + 2):  # interval i reaches the points i - span .. i + 1 + span
-        lo, hi = max(d, 0), min(N + d, N + 1)
-        out[lo:hi] = np.minimum(out[lo:hi], per_interval[lo - d:hi - d])
+    per_interval = np.ascontiguousarray(per_interval, dtype=float)
+    out = np.empty((per_interval.shape[0] + 1, per_interval.shape[1]))
+    _window(per_interval, span, out, True)
     return out
 
 
 def _gather(per_point, span):
     """Return per grid interval the greatest value (N+1, n) of the points within ``span``."""
-    N1, n = per_point.shape
-    N = N1 - 1
-    out = np.zeros((N, n))
-    for d in range(-span, span + 2):  # interval i's points i - span .. i + 1 + span
-        lo, hi = max(-d, 0), min(N, N1 - d)
-        out[lo:hi] = np.maximum(out[lo:hi], per_point[lo + d:hi + d])
+    per_point = np.ascontiguousarray(per_point, dtype=float)
+    out = np.empty((per_point.shape[0] - 1, per_point.shape[1]))
+    _window(per_point, span, out, False)
     return out
+
+
+@jit
+def _window(values, span, out, least):
+    """
+    Interval ``i`` of the grid reaches the points ``i - span .. i + 1 + span``.
+
+    ``least``: per point the least of the intervals reaching it (inf without one); otherwise
+    per interval the greatest of the points it reaches (and 0).
+    """
+    rows, n = out.shape
+    last = values.shape[0] - 1
+    for r in range(rows):
+        lo = max(r - 1 - span, 0) if least else max(r - span, 0)
+        hi = min(r + span, last) if least else min(r + 1 + span, last)
+        for j in range(n):
+            out[r, j] = np.inf if least else 0.0
+        for k in range(lo, hi + 1):
+            for j in range(n):
+                v = values[k, j]
+                if least:
+                    if v < out[r, j]:
+                        out[r, j] = v
+                elif v > out[r, j]:
+                    out[r, j] = v

@@ -102,6 +102,7 @@ TARGET = 0.999
 SPAN = 2  # output intervals either side of a violation whose grid points are tightened
 GLOBAL_SHRINK = 0.98
 ROUNDING_MARGIN = 1e-6
+REPEAT_POWER = 3  # from the second round: the factor of a persisting violation, cubed
 VELOCITY_MARGIN = 0.998  # first solve: room for the interpolation's speed ripple
 
 
@@ -169,12 +170,14 @@ def retime(model, waypoints, velocity_limits=None, acceleration_limits=None, eff
                 scale *= GLOBAL_SHRINK
             continue
         # Lower each violated limit on the grid points around the intervals exceeding it, to
-        # TARGET / ratio of the most the grid points there use of it (so that it binds).
+        # TARGET / ratio of the most the grid points there use of it (so that it binds); a
+        # violation still there after a round is one the first factor does not cure: cubed.
         for scale, r, g in zip(scales, worst_all, problem.used(x, u)):
             if r.max() > 1.0:
                 span = SPAN * rounds  # wider each round: a violation pushed aside is caught
                 use = np.minimum(_gather(g, span), _gather(scale, span))
-                goal = np.where(r > 1.0, use * TARGET / np.maximum(r, 1e-300), np.inf)
+                factor = (TARGET / np.maximum(r, 1e-300)) ** (1 if rounds < 2 else REPEAT_POWER)
+                goal = np.where(r > 1.0, use * factor, np.inf)
                 np.minimum(scale, _spread(goal, span), out=scale)
                 if rounds < 2:
                     continue
