@@ -102,7 +102,7 @@ TARGET = 0.999
 SPAN = 2  # output intervals either side of a violation whose grid points are tightened
 GLOBAL_SHRINK = 0.98
 ROUNDING_MARGIN = 1e-6
-REPEAT_POWER = 3  # from the second round: the factor of a persisting violation, cubed
+REPEAT_POWER = 1  # from the second round: the factor of a persisting violation, to this power
 VELOCITY_MARGIN = 0.998  # first solve: room for the interpolation's speed ripple
 
 
