@@ -178,6 +178,9 @@ def test_retimed_trajectory_stays_within_the_effort_limits_on_mujoco(tmp_path, r
     finally:
         client.close()
         processes.stop()
+    # The node retimed with the payload it was given (the library on the payload URDF agrees).
+    local = dr.retime(model, WAYPOINTS, effort_limits=EFFORT_SCALING * limits)
+    assert T == pytest.approx(local.duration, rel=1e-3)
     ratios = []
     for log in logs:
         on = log['t'] >= T_HOLD - 1e-9

@@ -125,9 +125,11 @@ class _DenseCheck:
 
     def _layout(self, out, intervals):
         """
-        Return the sample times over output ``intervals`` (sorted), each one's first sample's
-        index and its number of steps: a run of consecutive intervals shares the sample where
-        one ends and the next begins, and gets its end sample after its last interval.
+        Return the sample times over output ``intervals`` (sorted) and how they are laid out.
+
+        Also each interval's first sample's index, its number of steps and of samples of its
+        own: a run of consecutive intervals shares the sample where one ends and the next
+        begins, and gets its end sample after its last interval.
         """
         T = out.T
         h = T[intervals + 1] - T[intervals]
