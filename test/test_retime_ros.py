@@ -130,7 +130,8 @@ def play(processes, client, controller, urdf, msg, duration, played, tmp_path):
     sim = processes.start(
         'sim_arm', '-p', f'urdf_path:={urdf}',
         '-p', f'initial_positions:={ros_list(WAYPOINTS[0])}', '-p', 'lockstep:=true',
-        '-p', 'real_time:=false', '-p', f'duration:={T_HOLD + duration + 0.1}',
+        '-p', 'lockstep_timeout:=10.0', '-p', 'real_time:=false',
+        '-p', f'duration:={T_HOLD + duration + 0.1}',
         '-p', f'log_file:={log_file}', '-p', f'wait_for_peers:={TIMEOUT}')
     assert client.until(lambda: sim.poll() is not None, 2 * TIMEOUT), \
         f'sim_arm did not finish:\n{processes.output(sim)}'
