@@ -19,9 +19,8 @@ The dense verification of a retimed output and the tightening of the limits it c
 :class:`_DenseCheck` samples the output as a controller interpolates it (quintic Hermite
 polynomials, :mod:`.sampling`) and keeps a bound of the ratio to each limit per block, the gaps
 between its samples included (:func:`_gap_bounds`), redoing only the blocks that changed;
-:func:`_spread` and :func:`_gather` carry a violation's ratio to the
-grid points around it, where :func:`~.retime.retime` lowers the limit. The method is
-:mod:`.retime`'s docstring.
+:func:`_lower_limits` and :func:`_spread` carry a violation's ratio to the grid points around
+it, where :func:`~.retime.retime` lowers the limit. The method is :mod:`.retime`'s docstring.
 """
 
 import numpy as np
@@ -216,42 +215,50 @@ def _gap_bounds(values, limits, starts, steps, block, worst):
                 worst[b, j] = best / lim
 
 
+@jit
+def _lower_limits(scale, used, ratio, span, target):
+    """
+    Lower ``scale`` (N+1, n) around the grid intervals whose ``ratio`` (N, n) exceeds 1.
+
+    Interval ``i`` reaches the points ``i - span .. i + 1 + span``: there the limit of each
+    joint ``j`` with ``ratio[i, j] > 1`` goes down to ``target / ratio[i, j]`` times the
+    least of the most the points use of it (``used``) and the most its scale allows, all
+    taken before any change.
+    """
+    N, n = ratio.shape
+    goal = np.full((N, n), np.inf)
+    for i in range(N):
+        lo, hi = max(i - span, 0), min(i + 1 + span, N)
+        for j in range(n):
+            if ratio[i, j] > 1.0:
+                most_used, most_scale = 0.0, 0.0
+                for p in range(lo, hi + 1):
+                    most_used = max(most_used, used[p, j])
+                    most_scale = max(most_scale, scale[p, j])
+                goal[i, j] = min(most_used, most_scale) * target / ratio[i, j]
+    for i in range(N):
+        lo, hi = max(i - span, 0), min(i + 1 + span, N)
+        for j in range(n):
+            if goal[i, j] < np.inf:
+                for p in range(lo, hi + 1):
+                    scale[p, j] = min(scale[p, j], goal[i, j])
+
+
 def _spread(per_interval, span):
-    """Return per grid point the least value (N, n) of the intervals within ``span`` of it."""
+    """Return per grid point the least value (N+1, n) of the intervals within ``span`` of it."""
     per_interval = np.ascontiguousarray(per_interval, dtype=float)
     out = np.empty((per_interval.shape[0] + 1, per_interval.shape[1]))
-    _window(per_interval, span, out, True)
-    return out
-
-
-def _gather(per_point, span):
-    """Return per grid interval the greatest value (N+1, n) of the points within ``span``."""
-    per_point = np.ascontiguousarray(per_point, dtype=float)
-    out = np.empty((per_point.shape[0] - 1, per_point.shape[1]))
-    _window(per_point, span, out, False)
+    _least_reaching(per_interval, span, out)
     return out
 
 
 @jit
-def _window(values, span, out, least):
-    """
-    Interval ``i`` of the grid reaches the points ``i - span .. i + 1 + span``.
-
-    ``least``: per point the least of the intervals reaching it (inf without one); otherwise
-    per interval the greatest of the points it reaches (and 0).
-    """
-    rows, n = out.shape
+def _least_reaching(values, span, out):
+    """Write per point the least of the intervals reaching it (``i - span .. i + 1 + span``)."""
     last = values.shape[0] - 1
-    for r in range(rows):
-        lo = max(r - 1 - span, 0) if least else max(r - span, 0)
-        hi = min(r + span, last) if least else min(r + 1 + span, last)
-        for j in range(n):
-            out[r, j] = np.inf if least else 0.0
-        for k in range(lo, hi + 1):
-            for j in range(n):
-                v = values[k, j]
-                if least:
-                    if v < out[r, j]:
-                        out[r, j] = v
-                elif v > out[r, j]:
-                    out[r, j] = v
+    for p in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[p, j] = np.inf
+        for k in range(max(p - 1 - span, 0), min(p + span, last) + 1):
+            for j in range(out.shape[1]):
+                out[p, j] = min(out[p, j], values[k, j])

@@ -87,7 +87,7 @@ from typing import Tuple
 import numpy as np
 
 from .check import _fixed_base, efforts_of, ratios, TrajectoryCheck
-from .dense_check import _DenseCheck, _gather, _Output, _spread, _times
+from .dense_check import _DenseCheck, _lower_limits, _Output, _spread, _times
 from .path_dynamics import _Problem
 from ..errors import DenocError, InputError
 
@@ -175,9 +175,7 @@ def retime(model, waypoints, velocity_limits=None, acceleration_limits=None, eff
         for scale, r, g in zip(scales, worst_all, problem.used(x, u)):
             if r.max() > 1.0:
                 span = SPAN * rounds  # wider each round: a violation pushed aside is caught
-                use = np.minimum(_gather(g, span), _gather(scale, span))
-                goal = np.where(r > 1.0, use * TARGET / np.maximum(r, 1e-300), np.inf)
-                np.minimum(scale, _spread(goal, span), out=scale)
+                _lower_limits(scale, g, r, span, TARGET)
                 if rounds < 2:
                     continue
                 # The jump of sdd behind an overshoot that persists may come from another
