@@ -64,7 +64,7 @@ polynomials change at the points only, which are samples), ``|f''| delta^2`` est
 ``GAP_SAFETY`` times the larger second difference of the samples next to the gap
 (:func:`.dense_check._gap_bounds`; an estimate, exact for a quadratic, not a proof: on the
 benchmark and test paths a 20 us sampling of every output interval never exceeded it, where the
-samples alone were exceeded by up to 2 % of a limit at 1 ms). The bound is applied to the
+samples alone were exceeded by up to 1.5 % of a limit at 1 ms). The bound is applied to the
 efforts with friction (one batch inverse dynamics call), accelerations and velocities against
 their limits. Wherever a ratio exceeds 1, that limit is lowered on the grid points around the
 block (a window that widens each round) to ``TARGET`` / ratio of the most the grid points there
