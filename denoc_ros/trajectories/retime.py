@@ -70,10 +70,12 @@ their limits. Wherever a ratio exceeds 1, that limit is lowered on the grid poin
 block (a window that widens each round) to ``TARGET`` / ratio of the most the grid points there
 use of it, so that it binds; from the second round every joint's limit of that kind is also
 lowered there by ``TARGET`` / ratio (the jump behind an overshoot may come from another joint).
-The problem is solved again and only the blocks whose profile changed are checked again (a
-block's polynomials depend on the profile from the grid interval before it to the one after it
-only); after ``LOCAL_ROUNDS`` rounds every limit shrinks by ``GLOBAL_SHRINK`` a round. The
-returned trajectory is one that passed the dense check.
+The problem is solved again (the backward pass redoes only the stages whose rows changed and the
+ones upstream that they reach, the others keep their controllable sets) and only the blocks
+whose profile changed are checked again (a block's polynomials depend on the profile from the
+grid interval before it to the one after it only); after ``LOCAL_ROUNDS`` rounds every limit
+shrinks by ``GLOBAL_SHRINK`` a round. The returned trajectory is one that passed the dense
+check.
 
 This module holds the result (:class:`RetimedTrajectory`) and :func:`retime`, the loop of
 solves and dense checks; the reachability passes are :mod:`.reachability`, the path dynamics
