@@ -20,11 +20,13 @@ waypoints (a seeded random walk inside the joint limits), effort and velocity li
 URDF. toppra (Pham & Pham's implementation) gets the same natural cubic spline and limits,
 Pinocchio's RNEA as its inverse dynamics, its default grid and solver. Prints each duration, the
 best wall time of ``--repeats`` runs after a warm-up, and the ratios; then times the dense check
-(1 ms) of a 10 s trajectory. ``make bench`` runs it after benchmarks/run.py.
+(1 ms) of a 10 s trajectory, and the machine's load average. ``make bench`` runs it after
+benchmarks/run.py.
 """
 
 import argparse
 import logging
+import os
 import pathlib
 import sys
 import time
@@ -117,6 +119,8 @@ def main(argv=None):
     check_t, check = best_time(lambda: dr.check_trajectory(model, t, q, qd, qdd),
                                args.repeats)
     print(f'check_trajectory, 10 s at 1 ms ({check.samples} states): {check_t * 1e3:.1f} ms')
+    if hasattr(os, 'getloadavg'):
+        print('load average (1, 5, 15 min): ' + ', '.join(f'{v:.2f}' for v in os.getloadavg()))
     return 0
 
 

@@ -72,6 +72,10 @@ def _call_all(model):
         kinetic_energy(model, q, v)
         if not model.floating and q.ndim == 1:
             predict(model, q, v, v, 0.01)
+    if not model.floating:  # the trajectory kernels: sampling, reachability, dense check
+        from .trajectories import check_trajectory, retime
+        out = retime(model, np.linspace(0.0, 0.5, 3)[:, None] + np.linspace(0.1, 0.9, n))
+        check_trajectory(model, out.t, out.q, out.qd, out.qdd)
 
 
 def main():

@@ -29,7 +29,10 @@ from conftest import require_oracle, URDF_DIR
 import denoc_ros as dr
 from denoc_ros.errors import InputError
 from denoc_ros.friction import JointFriction
+from denoc_ros.trajectories.dense_check import _gap_bounds, MIN_STEPS
 from denoc_ros.trajectories.path import SplinePath
+from denoc_ros.trajectories.path_dynamics import _Problem
+from denoc_ros.trajectories.retime import INTERNAL_CHECK_PERIOD
 from denoc_ros.trajectories.sampling import TrajectorySampler
 import numpy as np
 import pytest
@@ -208,6 +211,60 @@ def test_retime_output_dense_check_with_pinocchio(ur5e, ur5e_retimed):
     assert result.max_effort_ratio <= 1.0
     assert np.allclose(result.effort, pinocchio_efforts(pm, pd, result.q, result.qd,
                                                         result.qdd), rtol=1e-9, atol=1e-9)
+
+
+def test_gap_bound_covers_a_fine_sampling_of_every_output_interval(ur5e, ur5e_retimed):
+    """The dense check's bound per output interval is above the interval sampled every 20 us."""
+    model, pm, pd = ur5e
+    _, result = ur5e_retimed
+    t, limits = result.t, model.effort_limit
+    sampler = TrajectorySampler(t, result.q, result.qd, result.qdd)
+    starts, steps, fine_t, owner = [], [], [], []
+    for k in range(t.size - 1):
+        h = t[k + 1] - t[k]
+        steps.append(max(int(np.ceil(h / INTERNAL_CHECK_PERIOD - 1e-9)), MIN_STEPS))
+        starts.append(k)
+        fine = np.linspace(t[k], t[k + 1], int(np.ceil(h / 2e-5)) + 1)[:-1]
+        fine_t.append(fine)
+        owner.append(np.full(fine.size, k))
+    # each interval's own samples, both ends, as the check lays them out
+    times = [t[k] + np.arange(g + 1) * (t[k + 1] - t[k]) / g for k, g in zip(starts, steps)]
+    first = np.concatenate(([0], np.cumsum([g + 1 for g in steps])[:-1]))
+    Q, QD, QDD = sampler.sample_many(np.concatenate(times))
+    ends = first + np.array(steps)
+    Q[ends], QD[ends], QDD[ends] = result.q[1:], result.qd[1:], result.qdd[1:]
+    bound = np.zeros((t.size - 1, model.dof))
+    _gap_bounds(dr.inverse_dynamics(model, Q, QD, QDD), limits, first, np.array(steps),
+                np.arange(t.size - 1), bound)
+    Qf, QDf, QDDf = sampler.sample_many(np.concatenate(fine_t))
+    ratio = np.abs(dr.inverse_dynamics(model, Qf, QDf, QDDf)) / limits
+    fine_max = np.zeros_like(bound)
+    np.maximum.at(fine_max, np.concatenate(owner), ratio)
+    samples = np.maximum.reduceat(np.abs(dr.inverse_dynamics(model, Q, QD, QDD)) / limits,
+                                  first)
+    print(f'{t.size - 1} output intervals: the fine maximum exceeds the samples by up to '
+          f'{(fine_max - samples).max():.4f} of a limit, the bound by none')
+    assert np.all(fine_max <= bound + 1e-12)
+    assert bound.max() <= 1.0
+
+
+def test_resolve_after_a_local_change_matches_a_full_solve(ur5e):
+    """The re-solve that redoes only the changed stages gives the full solve's profile."""
+    model = ur5e[0]
+    problem = _Problem(model, random_waypoints(model.dof, 8, seed=3), None, None, None, False,
+                       400)
+    ones = np.ones(problem.q.shape)
+    x0, _ = problem.solve(ones, ones, ones)
+    scale = ones.copy()
+    scale[150:170] *= 0.7
+    x1, u1 = problem.solve(scale, ones, ones)
+    problem._last = None
+    x2, u2 = problem.solve(scale, ones, ones)
+    assert np.array_equal(x1, x2) and np.array_equal(u1, u2)
+    changed = np.flatnonzero(x1 != x0)
+    print(f'profile changed at grid points {changed.min()}..{changed.max()} of '
+          f'{x0.size - 1}')
+    assert changed.size > 0 and (changed.min() > 0 or changed.max() < x0.size - 1)
 
 
 def pendulum(I_zz=0.05, m=2.0, arm=0.4, damping=0.0, coulomb=0.0):

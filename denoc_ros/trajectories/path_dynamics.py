@@ -92,6 +92,7 @@ class _Problem:
             self.f_hi = self.f_lo = self.viscous = np.zeros_like(q)
         self._check_rest()
         self._ab = self._rows_ab()
+        self._last = None  # rows and controllable sets of the last solve
 
     def _grid(self, intervals):
         knots = self.path.knots
@@ -203,9 +204,16 @@ class _Problem:
         a, b, h, xmax = rows
         N = self.s.size - 1
         lo, hi = np.zeros(N + 1), np.zeros(N + 1)
-        failed = _controllable_sets(a, b, h, xmax, self.s, lo, hi)
+        last = self._last
+        if last is None:
+            same, old_lo, old_hi = np.zeros(N + 1, dtype=np.bool_), lo, hi
+        else:
+            same = (xmax == last[1]) & np.all(h == last[0], axis=1)
+            old_lo, old_hi = last[2], last[3]
+        failed = _controllable_sets(a, b, h, xmax, self.s, lo, hi, same, old_lo, old_hi)
         if failed >= 0:
             self._infeasible(failed)
+        self._last = (h, xmax, lo, hi)  # a re-solve redoes the stages that changed only
         x, u = np.zeros(N + 1), np.zeros(N)
         _forward(a, b, h, self.s, lo, hi, _reference(hi), x, u)
         if not np.all(np.isfinite(x)):

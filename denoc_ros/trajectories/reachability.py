@@ -33,24 +33,25 @@ TRIVIAL = 1e300  # right-hand side of a row that bounds nothing (a limit of inf)
 
 
 @jit
-def _row(a, b, h, i, k, lo_next, hi_next, two_delta):
-    """Return row ``k`` (``a u + b x <= h``) of stage ``i``; the last two keep x_next in range."""
-    R = a.shape[1]
-    if k < R:
-        return a[i, k], b[i, k], h[i, k]
-    if k == R:
-        return two_delta, 1.0, hi_next
-    return -two_delta, -1.0, -lo_next
+def _eliminate(a, b, h, i, lo_next, hi_next, two_delta, tol, pb, ph, nb, nh):
+    """
+    Return the ``x`` interval of stage ``i``'s rows with ``x + 2 delta u`` in [lo, hi].
 
-
-@jit
-def _eliminate(a, b, h, i, lo_next, hi_next, two_delta, tol):
-    """Return the ``x`` interval of stage ``i``'s rows with ``x + 2 delta u`` in [lo, hi]."""
+    Each row with ``a != 0`` is divided by ``|a|``: ``u + b' x <= h'`` (bounds ``u`` above,
+    kept in ``pb``, ``ph``) or ``-u + b' x <= h'`` (below, ``nb``, ``nh``); each pair of an
+    upper and a lower one gives ``(b'_k + b'_m) x <= h'_k + h'_m``.
+    """
     R = a.shape[1]
     xlo, xhi = 0.0, np.inf
+    P = M = 0
     # Rows 0..R-1 are the stage's, R and R+1 the reachability ones.
     for k in range(R + 2):
-        ak, bk, hk = _row(a, b, h, i, k, lo_next, hi_next, two_delta)
+        if k < R:
+            ak, bk, hk = a[i, k], b[i, k], h[i, k]
+        elif k == R:
+            ak, bk, hk = two_delta, 1.0, hi_next
+        else:
+            ak, bk, hk = -two_delta, -1.0, -lo_next
         if ak == 0.0:
             if bk > 0.0:
                 xhi = min(xhi, hk / bk)
@@ -58,37 +59,52 @@ def _eliminate(a, b, h, i, lo_next, hi_next, two_delta, tol):
                 xlo = max(xlo, hk / bk)
             elif hk < -tol:
                 return 1.0, 0.0
-            continue
-        if ak < 0.0:
-            continue
-        for m in range(R + 2):
-            am, bm, hm = _row(a, b, h, i, m, lo_next, hi_next, two_delta)
-            if am >= 0.0:
-                continue
-            # (-am) * row_k + ak * row_m eliminates u: c x <= d.
-            c = -am * bk + ak * bm
-            d = -am * hk + ak * hm
+        elif ak > 0.0:
+            pb[P], ph[P] = bk / ak, hk / ak
+            P += 1
+        else:
+            nb[M], nh[M] = -bk / ak, -hk / ak
+            M += 1
+    for k in range(P):
+        bk, hk = pb[k], ph[k]
+        for m in range(M):
+            c = bk + nb[m]
+            d = hk + nh[m]
             if c > 0.0:
-                xhi = min(xhi, d / c)
+                if d < xhi * c:
+                    xhi = d / c
             elif c < 0.0:
-                xlo = max(xlo, d / c)
-            elif d < -tol * (abs(am * hk) + abs(ak * hm)):
+                if d < xlo * c:
+                    xlo = d / c
+            elif d < -tol * (abs(hk) + abs(nh[m])):
                 return 1.0, 0.0
     return xlo, xhi
 
 
 @jit
-def _controllable_sets(a, b, h, xmax, s, lo, hi):
-    """Backward pass (Pham & Pham Alg. 1): ``K_i = [lo_i, hi_i]``; the failed stage or -1."""
+def _controllable_sets(a, b, h, xmax, s, lo, hi, same, old_lo, old_hi):
+    """
+    Backward pass (Pham & Pham Alg. 1): ``K_i = [lo_i, hi_i]``; the failed stage or -1.
+
+    Where a stage's rows are the ``same`` as in the solve that gave ``old_lo``, ``old_hi``
+    and ``K_{i+1}`` is too, ``K_i`` is the old one (a re-solve after a local change redoes
+    the changed stretch and what it reaches upstream only).
+    """
     N = s.shape[0] - 1
     tol = 1e-9
+    R = a.shape[1] + 2
+    pb, ph, nb, nh = np.empty(R), np.empty(R), np.empty(R), np.empty(R)
     # The last stage: at rest, if rest is feasible there.
-    xl, xh = _eliminate(a, b, h, N, -TRIVIAL, TRIVIAL, 0.0, tol)
+    xl, xh = _eliminate(a, b, h, N, -TRIVIAL, TRIVIAL, 0.0, tol, pb, ph, nb, nh)
     if xl > tol * (1.0 + abs(xh)):
         return N
     lo[N], hi[N] = 0.0, 0.0
     for i in range(N - 1, -1, -1):
-        xl, xh = _eliminate(a, b, h, i, lo[i + 1], hi[i + 1], 2.0 * (s[i + 1] - s[i]), tol)
+        if same[i] and lo[i + 1] == old_lo[i + 1] and hi[i + 1] == old_hi[i + 1]:
+            lo[i], hi[i] = old_lo[i], old_hi[i]
+            continue
+        xl, xh = _eliminate(a, b, h, i, lo[i + 1], hi[i + 1], 2.0 * (s[i + 1] - s[i]), tol,
+                            pb, ph, nb, nh)
         xh = min(xh, xmax[i])
         if xl > xh + tol * (1.0 + abs(xh)):
             return i
@@ -140,7 +156,14 @@ def _reference(hi):
     ref = hi * (1.0 - REFERENCE_MARGIN)
     inner = hi[1:-1]
     dips = np.flatnonzero((inner < hi[:-2]) & (inner <= hi[2:])) + 1
-    for j in dips:
-        lo, up = max(j - w, 1), min(j + w + 1, hi.size - 1)
-        ref[lo:up] = np.minimum(ref[lo:up], ref[j])
+    _level_dips(ref, dips, w)
     return ref
+
+
+@jit
+def _level_dips(ref, dips, w):
+    """Lower ``ref`` to ``ref[j]`` within ``w`` points of each dip ``j``, in order."""
+    for j in dips:
+        level = ref[j]
+        for k in range(max(j - w, 1), min(j + w + 1, ref.shape[0] - 1)):
+            ref[k] = min(ref[k], level)
