@@ -47,6 +47,7 @@ import numpy as np
 
 from .dynamics._state import check_model
 from .spatial import check_inertial, combine_inertials, read_only, rotate_inertia
+from .urdf_judgement import rejudged_warnings
 
 
 class Payload(NamedTuple):
@@ -84,6 +85,7 @@ def _apply(base, payloads):
         mass[i], com[i], inertia[i] = combine_inertials(mass[i], com[i], inertia[i],
                                                         p.mass, c_p, I_p)
     model = base.replace(mass=mass, com=com, inertia=inertia)
+    model = model.replace(warnings=rejudged_warnings(base, model))  # e.g. a massless link's
     _RECORDS[model] = _Record(base, tuple(payloads))
     return model
 

@@ -109,3 +109,17 @@ def test_unchanged_parameters_keep_the_warnings():
     same = dr.with_inertial_parameters(model, dr.inertial_parameters(model), check=False)
     assert same.warnings == model.warnings and len(model.warnings) == 2
     np.testing.assert_allclose(same.inertia, model.inertia, rtol=1e-12, atol=1e-15)
+
+
+def test_attaching_a_payload_judges_the_combined_body():
+    """A payload that makes the link's combined body physical clears its warning; a tiny one not."""
+    model = load(arm(TRIANGLE))
+    assert len(model.warnings) == 1 and "'l2'" in model.warnings[0], model.warnings
+    heavy = dr.attach_payload(model, 'l2', 1.0, com=(0.0, 0.0, 0.0),
+                              inertia=np.diag([0.01, 0.01, 0.01]))
+    # l2 with the payload, about their centre (0.05, 0, 0): diag(0.011, 0.016, 0.025), physical
+    assert heavy.warnings == ()
+    tiny = dr.attach_payload(model, 'l2', 1e-6, com=(0.0, 0.0, 0.0),
+                             inertia=np.diag([1e-9, 1e-9, 1e-9]))
+    assert tiny.warnings == model.warnings
+    assert dr.detach_payload(heavy, 'l2').warnings == model.warnings
