@@ -74,8 +74,14 @@ pytestmark = pytest.mark.ros
 # The four still poses (the wrist turned; the first three joints as at START).
 POSES = np.array([[0.3, -1.3, 1.4, -1.2, -1.4, 0.3], [0.3, -1.3, 1.4, 0.2, -0.4, 1.6],
                   [0.3, -1.3, 1.4, -2.4, 0.6, -0.9], [0.3, -1.3, 1.4, -0.6, 1.3, 2.4]])
-HOLD, MOVE, SETTLE = 1.5, 1.0, 0.5   # s of each hold, of each move, not relayed after a move
-MOTION, REST = 12.0, 2.5             # s of the designed motion, then at rest
+HOLD, MOVE, SETTLE = 1.0, 0.8, 0.3   # s of each hold, of each move, not relayed after a move
+MOTION, REST = 12.0, 1.5             # s of the designed motion, then at rest
+RATE = 500.0                         # joint states per second (a UR e-series driver's rate)
+ITERATIONS = 60                      # of the excitation design
+# ct_controller's gains: stiff, so that the wrist does not linger at its velocity reversals,
+# where the Coulomb friction the controller does not compensate holds it (with the default 400
+# and 40 the inertia came out 8 % off without noise, 10 to 15 % with it; with these 5 and 7 %)
+KP, KD = 2500.0, 100.0
 THRESHOLD = 5.0                      # the node's default contact threshold [N m]
 
 
@@ -187,7 +193,8 @@ def start_sim(procs, tmp_path, name, initial, duration, seed, subscribers, remap
         '-p', f'log_file:={tmp_path / (name + ".npz")}', '-p', 'wait_for_peers:=60.0',
         '-p', f'wait_for_subscribers:={subscribers}', '-p', 'friction:=true',
         '-p', f'effort_noise:={ros_list(NOISE)}', '-p', f'noise_seed:={seed}',
-        '-p', 'publish_clock:=false', *payload_parameters(), *remap)
+        '-p', f'publish_rate:={RATE}', '-p', 'publish_clock:=false', *payload_parameters(),
+        *remap)
 
 
 def load_log(tmp_path, name):
@@ -214,7 +221,7 @@ def test_payload_estimated_and_applied_over_ros(processes, tmp_path, rclpy_conte
     model = dr.load_urdf(text)
     names = model.joint_names
     design = design_excitation(model, duration=MOTION, harmonics=5, payload_link=LINK,
-                               start=START, max_iterations=60)
+                               start=START, max_iterations=ITERATIONS)
     t, q, qd, qdd = design.sampled(rate=100.0)
     write_trajectory_yaml(tmp_path / 'motion.yaml', names, t, q, qd, qdd)
     still_duration = write_poses_yaml(tmp_path / 'poses.yaml', names)
@@ -226,10 +233,12 @@ def test_payload_estimated_and_applied_over_ros(processes, tmp_path, rclpy_conte
     probe = Probe(rclpy_context)
     probe.windows = hold_windows()
     arm = ['-p', f'urdf_path:={tmp_path / "arm.urdf"}']
+    gains = ['-p', f'kp:={KP!r}', '-p', f'kd:={KD!r}']
     to_sim = ['-r', '/ct_controller/commands:=/sim_arm/commands']
     try:
         processes.start('dynamics_node', *arm, '-p', 'friction:=true')
-        still_ct = processes.start('ct_controller', *arm, '-p', 'trajectory_file:=poses.yaml',
+        still_ct = processes.start('ct_controller', *arm, *gains,
+                                   '-p', 'trajectory_file:=poses.yaml',
                                    '-r', '/joint_states:=/still/joint_states', *to_sim)
         assert probe.spin_until(lambda: all(o.get_publisher_count() for o in probe.outputs)
                                 and probe.estimate.service_is_ready(), 60.0), \
@@ -253,8 +262,8 @@ def test_payload_estimated_and_applied_over_ros(processes, tmp_path, rclpy_conte
         processes.stop(still_ct)
 
         # 2. The designed motion, then at rest.
-        processes.start('ct_controller', *arm, '-p', 'trajectory_file:=motion.yaml',
-                                     *to_sim)
+        processes.start('ct_controller', *arm, *gains, '-p', 'trajectory_file:=motion.yaml',
+                        *to_sim)
         del probe.external[:], probe.contact[:]
         sim = start_sim(processes, tmp_path, 'motion', START, MOTION + REST, 2, 2)
         t0 = time.monotonic()
@@ -262,14 +271,18 @@ def test_payload_estimated_and_applied_over_ros(processes, tmp_path, rclpy_conte
         motion = load_log(tmp_path, 'motion')
         assert probe.processed(motion['t'][-1])
         motion_time = time.monotonic() - t0
-        rest = [m for m in probe.external if stamp_of(m) >= MOTION + REST - 1.0]
+        rest = [m for m in probe.external if stamp_of(m) >= MOTION + REST - 0.6]
         before = np.mean([m.effort for m in rest], axis=0)
         q_rest = motion['q'][-1]
         loaded = dr.attach_payload(model, LINK, MASS, COM, INERTIA)
         payload_torque = dr.gravity_torques(loaded, q_rest) - dr.gravity_torques(model, q_rest)
         contact_before = any(c.in_contact for c in probe.contact
-                             if stamp_of(c) >= MOTION + REST - 1.0)
+                             if stamp_of(c) >= MOTION + REST - 0.6)
         received = len(probe.external)
+        got = np.array([stamp_of(m) for m in probe.external])
+        missing = np.setdiff1d(np.round(motion['t'] * RATE), np.round(got * RATE))
+        print(f'motion run: the node did not answer {missing.size} states: '
+              f'{(missing[:20] / RATE).tolist()}')
         t1 = time.monotonic()
         r = probe.call(EstimatePayload, probe.estimate,
                        EstimatePayload.Request(link=LINK, apply=True))
@@ -286,15 +299,19 @@ def test_payload_estimated_and_applied_over_ros(processes, tmp_path, rclpy_conte
 
         # Four more noise draws on the same run, by the library on sim_arm's log.
         same = library_estimate(model, motion, motion['reported_effort'])
-        masses = [r.payload.m]
+        masses, inertia_errors = [r.payload.m], [i_err]
         for seed in range(11, 15):
             noisy = motion['effort'] + NOISE * np.random.default_rng(seed).standard_normal(
                 motion['effort'].shape)
-            masses.append(library_estimate(model, motion, noisy).mass)
+            other = library_estimate(model, motion, noisy)
+            masses.append(other.mass)
+            inertia_errors.append(np.linalg.norm(other.inertia - INERTIA)
+                                  / np.linalg.norm(INERTIA))
         spread = (max(masses) - min(masses)) / np.mean(masses)
         print(f'the library on the states the node got: mass {same.mass:.6f} kg (node '
               f'{r.payload.m:.6f}); five noise draws: masses {np.round(masses, 5)} kg, spread '
-              f'{100 * spread:.3f} %')
+              f'{100 * spread:.3f} %; inertia errors {np.round(100 * np.array(inertia_errors), 1)}'
+              ' %')
 
         # 3. At rest with the estimate applied.
         set_file = probe.node.create_client(SetParameters, '/ct_controller/set_parameters')
@@ -302,11 +319,11 @@ def test_payload_estimated_and_applied_over_ros(processes, tmp_path, rclpy_conte
             Parameter('trajectory_file', value='hold.yaml').to_parameter_msg()]))
         assert result.results[0].successful, result.results[0].reason
         del probe.external[:], probe.contact[:]
-        sim = start_sim(processes, tmp_path, 'applied', START, 1.0, 3, 2)
+        sim = start_sim(processes, tmp_path, 'applied', START, 0.6, 3, 2)
         probe.run(processes, sim)
         applied = load_log(tmp_path, 'applied')
         assert probe.processed(applied['t'][-1])
-        after = np.array([m.effort for m in probe.external if stamp_of(m) >= 0.5])
+        after = np.array([m.effort for m in probe.external if stamp_of(m) >= 0.3])
         contact_after = [stamp_of(c) for c in probe.contact if c.in_contact]
         print(f'at rest after apply: max |tau_ext| per joint {np.round(np.abs(after).max(0), 3)}'
               f' N m over {len(after)} states; contact flagged at {len(contact_after)} states')
