@@ -47,6 +47,7 @@ parameters checked against the library (the friction law, the payload's inverse 
 its refusals.
 """
 
+import struct
 import time
 
 from conftest import require_oracle
@@ -63,6 +64,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from test_closed_loop import processes, ros_list  # noqa: F401 - the fixture
 from test_payload_mujoco import COM, INERTIA, LINK, MASS, NOISE, START, urdf_text
@@ -98,6 +100,13 @@ def stamp_of(msg):
     return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
 
+def raw_stamp(raw):
+    """Return the header stamp [s] of a serialised message that starts with a header."""
+    assert raw[:2] == b'\x00\x01'   # CDR, little endian
+    sec, nanosec = struct.unpack_from('<iI', raw, 4)
+    return sec + 1e-9 * nanosec
+
+
 def hold_windows():
     """Return the (start, end) stamps [s] of the still parts relayed from the still-pose run."""
     return [(k * (HOLD + MOVE) + SETTLE, k * (HOLD + MOVE) + HOLD) for k in range(len(POSES))]
@@ -131,13 +140,17 @@ class Probe:
         self.node = rclpy.create_node('payload_probe', context=context)
         self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)
+        # (stamp [s], CDR bytes): taken raw, decoded only where looked at (this process keeps
+        # up with the loop more easily)
         self.external, self.contact = [], []
         keep = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE)
         self.outputs = [
-            self.node.create_subscription(JointState, '/denoc_dynamics/external_torques',
-                                          self.external.append, keep),
-            self.node.create_subscription(ContactState, '/denoc_dynamics/contact',
-                                          self.contact.append, keep)]
+            self.node.create_subscription(
+                kind, topic, lambda raw, into=into: into.append((raw_stamp(raw), raw)), keep,
+                raw=True)
+            for kind, topic, into in (
+                (JointState, '/denoc_dynamics/external_torques', self.external),
+                (ContactState, '/denoc_dynamics/contact', self.contact))]
         self.relayed = []
         self.windows = []
         self.relay_pub = self.node.create_publisher(JointState, '/joint_states', keep)
@@ -176,7 +189,13 @@ class Probe:
     def processed(self, last_stamp, timeout=30.0):
         """Wait until the node has answered the joint state stamped ``last_stamp``."""
         return self.spin_until(lambda: self.external and
-                               stamp_of(self.external[-1]) >= last_stamp - 1e-9, timeout)
+                               self.external[-1][0] >= last_stamp - 1e-9, timeout)
+
+    def since(self, which, start):
+        """Return the messages of ``which`` ('external', 'contact') stamped from ``start`` on."""
+        kind = JointState if which == 'external' else ContactState
+        return [deserialize_message(raw, kind) for t, raw in getattr(self, which)
+                if t >= start - 1e-9]
 
     def close(self):
         """Destroy the node."""
@@ -236,7 +255,8 @@ def test_payload_estimated_and_applied_over_ros(processes, tmp_path, rclpy_conte
     gains = ['-p', f'kp:={KP!r}', '-p', f'kd:={KD!r}']
     to_sim = ['-r', '/ct_controller/commands:=/sim_arm/commands']
     try:
-        processes.start('dynamics_node', *arm, '-p', 'friction:=true')
+        processes.start('dynamics_node', *arm, '-p', 'friction:=true',
+                        '-p', 'prediction_horizon:=0.0')   # no predictions: less CPU
         still_ct = processes.start('ct_controller', *arm, *gains,
                                    '-p', 'trajectory_file:=poses.yaml',
                                    '-r', '/joint_states:=/still/joint_states', *to_sim)
@@ -251,7 +271,7 @@ def test_payload_estimated_and_applied_over_ros(processes, tmp_path, rclpy_conte
         probe.run(processes, sim)
         assert probe.processed(probe.relayed[-1])
         still_time = time.monotonic() - t0
-        answered = sum(1 for m in probe.external if stamp_of(m) <= still_duration)
+        answered = sum(1 for t, _ in probe.external if t <= still_duration)
         still = probe.call(EstimatePayload, probe.estimate, EstimatePayload.Request(link=LINK))
         assert still.success, still.message
         s_mass, s_com, _ = errors(still.payload)
@@ -271,15 +291,14 @@ def test_payload_estimated_and_applied_over_ros(processes, tmp_path, rclpy_conte
         motion = load_log(tmp_path, 'motion')
         assert probe.processed(motion['t'][-1])
         motion_time = time.monotonic() - t0
-        rest = [m for m in probe.external if stamp_of(m) >= MOTION + REST - 0.6]
+        rest = probe.since('external', MOTION + REST - 0.6)
         before = np.mean([m.effort for m in rest], axis=0)
         q_rest = motion['q'][-1]
         loaded = dr.attach_payload(model, LINK, MASS, COM, INERTIA)
         payload_torque = dr.gravity_torques(loaded, q_rest) - dr.gravity_torques(model, q_rest)
-        contact_before = any(c.in_contact for c in probe.contact
-                             if stamp_of(c) >= MOTION + REST - 0.6)
+        contact_before = any(c.in_contact for c in probe.since('contact', MOTION + REST - 0.6))
         received = len(probe.external)
-        got = np.array([stamp_of(m) for m in probe.external])
+        got = np.array([t for t, _ in probe.external])
         missing = np.setdiff1d(np.round(motion['t'] * RATE), np.round(got * RATE))
         print(f'motion run: the node did not answer {missing.size} states: '
               f'{(missing[:20] / RATE).tolist()}')
@@ -323,8 +342,8 @@ def test_payload_estimated_and_applied_over_ros(processes, tmp_path, rclpy_conte
         probe.run(processes, sim)
         applied = load_log(tmp_path, 'applied')
         assert probe.processed(applied['t'][-1])
-        after = np.array([m.effort for m in probe.external if stamp_of(m) >= 0.3])
-        contact_after = [stamp_of(c) for c in probe.contact if c.in_contact]
+        after = np.array([m.effort for m in probe.since('external', 0.3)])
+        contact_after = [stamp_of(c) for c in probe.since('contact', 0.0) if c.in_contact]
         print(f'at rest after apply: max |tau_ext| per joint {np.round(np.abs(after).max(0), 3)}'
               f' N m over {len(after)} states; contact flagged at {len(contact_after)} states')
         print(f'wall time: design {design_time:.1f} s, still run {still_time:.1f} s, motion run '
