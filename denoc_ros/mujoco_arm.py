@@ -285,8 +285,8 @@ class MujocoArm:
         def potential(x):
             y = np.abs(x / v_s)
             log_cosh = y + np.log1p(np.exp(-2.0 * y)) - np.log(2.0)
-            return 0.5 * x @ M @ x - b @ x + h * np.sum(0.5 * viscous * x * x
-                                                         + coulomb * v_s * log_cosh)
+            friction = 0.5 * viscous * x * x + coulomb * v_s * log_cosh
+            return 0.5 * x @ M @ x - b @ x + h * np.sum(friction)
         x = qd.copy()
         g, th = gradient(x)
         for iteration in range(60):   # Newton; backtracking when |gradient| does not fall

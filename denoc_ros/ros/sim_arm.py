@@ -211,8 +211,8 @@ class SimArm(Node):
         if not get('friction'):
             return None
         model = load_urdf(xml)
-        return ({j: v for j, v in zip(model.joint_names, model.damping)},
-                {j: c for j, c in zip(model.joint_names, model.friction)})
+        return (dict(zip(model.joint_names, model.damping)),
+                dict(zip(model.joint_names, model.friction)))
 
     def command_callback(self, msg):
         """Hold a new effort command (in ``joints`` order) until the next one."""
