@@ -142,9 +142,14 @@ class SimArm(Node):
         if get('friction') and get('keep_joint_dynamics'):
             raise InputError('parameters friction and keep_joint_dynamics: set one of them, not '
                              "both (the library's friction law, or MuJoCo's own)")
+        friction = self._friction(get, xml)
+        if friction is not None and not any(v for coefficients in friction
+                                             for v in coefficients.values()):
+            self.get_logger().warning('friction is on, but the URDF gives no joint <dynamics '
+                                      'damping friction>: it adds nothing')
         self.arm = MujocoArm(xml, gravity=get('gravity'), timestep=get('timestep'),
                              keep_joint_dynamics=get('keep_joint_dynamics'),
-                             payload=self._payload(get), friction=self._friction(get, xml))
+                             payload=self._payload(get), friction=friction)
         names = self.arm.joint_names
         order = get('joints') or list(names)
         unknown = [j for j in order if j not in names]
