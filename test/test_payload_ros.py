@@ -23,8 +23,9 @@ noise of 0.3/0.3/0.2/0.05/0.05/0.05 N m on the reported efforts (``effort_noise`
 joint state carries the motor effort held over the step its stamp closes. ``ct_controller``
 (the nominal URDF: no box, no friction compensation; stiff gains, see KP) drives it in lockstep
 with 500 Hz joint states (a UR e-series driver's rate), faster than real time. The dynamics node
-(``friction`` on, predictions off) gets the joint states over DDS and never sees the box. Three runs of ``sim_arm``, each a new simulated clock (the node's window and
-observer start anew on the stamps going back):
+(``friction`` on, predictions off) gets the joint states over DDS and never sees the box.
+Three runs of ``sim_arm``, each a new simulated clock (the node's window and observer start
+anew on the stamps going back):
 
 1. **Four still poses**, each held 1 s, the wrist turned between them. The node gets the last
    0.7 s of each hold only (this test relays them, as a driver that published nothing while

@@ -143,8 +143,8 @@ class SimArm(Node):
             raise InputError('parameters friction and keep_joint_dynamics: set one of them, not '
                              "both (the library's friction law, or MuJoCo's own)")
         friction = self._friction(get, xml)
-        if friction is not None and not any(v for coefficients in friction
-                                             for v in coefficients.values()):
+        if friction is not None and not any(
+                v for coefficients in friction for v in coefficients.values()):
             self.get_logger().warning('friction is on, but the URDF gives no joint <dynamics '
                                       'damping friction>: it adds nothing')
         self.arm = MujocoArm(xml, gravity=get('gravity'), timestep=get('timestep'),
