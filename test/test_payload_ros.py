@@ -47,8 +47,9 @@ Measured (2026-11-25, 2-core VM, load average 3 to 4; lockstep makes the run det
 still poses mass 0.16 %, COM 0.35 mm, no inertia; designed motion mass 0.002 %, COM 0.20 mm,
 inertia 6.3 %; five noise draws: masses within 0.06 %, inertia 3.0 to 13.6 %; tau_ext at rest
 before apply within 0.01 N m of the box's torque (8.4 N m, contact), after it below 0.15 N m, no
-contact; all 6752 joint states of the motion answered. Wall time 86 to 105 s on that machine
-(about 7 ms a lockstep cycle: sim_arm, ct_controller, the node and this process share 2 cores).
+contact; all 6752 joint states of the motion answered. Wall time 38 s with the machine
+quieter, 69 to 105 s at load average 3 to 4 (then about 7 ms a lockstep cycle: sim_arm,
+ct_controller, the node and this process share the 2 cores with other jobs).
 
 Also here, without DDS traffic: ``sim_arm``'s ``friction``, ``effort_noise`` and ``payload_*``
 parameters checked against the library (the friction law, the payload's inverse dynamics) and
