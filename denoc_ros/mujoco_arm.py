@@ -40,23 +40,28 @@ A payload (``payload=(link, mass, com, inertia)``, link-frame centre of mass and
 it) is an extra URDF link welded to ``link`` by a fixed joint: a rigid body the dynamics library
 never sees.
 
-Joint friction with the library's law (``friction=(viscous, coulomb)``, per joint, and
+Joint friction with the library's law (``friction=(viscous, coulomb)``, each one value, one
+per joint or a ``{joint: value}`` mapping (joints not named: 0), and
 ``smoothing`` ``v_s``): ``f(qd) = v qd + c tanh(qd / v_s)``, the law of
 :func:`denoc_ros.friction.friction_torques`. MuJoCo's own ``frictionloss`` is a soft
 constraint that acts as a damper at low speed (below ~0.3 rad/s with the default ``solref``;
 measured on a UR5e's wrist it stayed 0.1 to 0.5 N m rms away from a 0.8 N m Coulomb law even at
 ``solref`` = 2 timesteps), so it is not used: the friction torque is applied by this class,
-linearly implicit in the velocity so that the steep ``tanh`` stays stable: at each time step,
-with ``M`` and the bias forces ``b`` at the current state and ``D = df/dqd``,
-``(M + h D) dqd = h (tau - b - f(qd))`` and the torque held over the step is
-``f(qd) + D dqd``, i.e. the law at the end-of-step velocity to first order (semi-implicit
-Euler on the friction alone). ``applied_friction`` holds its mean over the last :meth:`step`.
+implicit in the velocity so that the steep ``tanh`` stays stable: at each time step, with
+``M`` and the bias forces ``b`` at the current state, the end-of-step velocity ``w`` of
+``M (w - qd) = h (tau - b - f(w))`` (backward Euler on the friction) is found by Newton's
+method with backtracking on the convex potential it is the minimum of, and the torque held
+over the step is ``f(w)``: the law itself at that velocity, so never beyond ``c + v |w|``.
+(Its linearisation, holding ``f(qd) + f'(qd) dqd``, is not bounded: near zero velocity the
+slope ``c / v_s`` made it hold 7.6 N m against a 0.4 N m Coulomb level, a stiction the law does
+not have.) ``applied_friction`` holds its mean over the last :meth:`step`.
 
 Efforts as a driver reports them: :attr:`applied_effort` is the motor effort held over the
 last :meth:`step` call (zero-order hold, so also its mean), to be stamped with the time that
 step closes.
 """
 
+from collections.abc import Mapping
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -96,8 +101,9 @@ class MujocoArm:
                  keep_joint_dynamics=False, payload=None, friction=None, smoothing=1e-3):
         import mujoco
         self._mj = mujoco
+        xml = mujoco_urdf(urdf_xml, payload)   # InputError for a bad payload, URDFError
         try:
-            self.model = mujoco.MjModel.from_xml_string(mujoco_urdf(urdf_xml, payload))
+            self.model = mujoco.MjModel.from_xml_string(xml)
         except ValueError as err:
             raise URDFError(f'MuJoCo cannot compile the URDF: {err}') from None
         m = self.model
@@ -125,8 +131,7 @@ class MujocoArm:
         self._wrench = None         # (link, body id, force, torque), link axes at its origin
         self._friction = None
         if friction is not None:
-            viscous, coulomb = (np.broadcast_to(np.asarray(x, dtype=float), (self.dof,)).copy()
-                                for x in friction)
+            viscous, coulomb = (self._per_joint('friction', x) for x in friction)
             if not (np.all(viscous >= 0.0) and np.all(coulomb >= 0.0) and smoothing > 0.0):
                 raise InputError('friction: non-negative viscous and Coulomb coefficients and a '
                                  'positive smoothing expected')
@@ -136,6 +141,20 @@ class MujocoArm:
             self._mass = np.zeros((m.nv, m.nv))
         self.applied_effort = np.zeros(self.dof)
         self.applied_friction = np.zeros(self.dof)
+
+    def _per_joint(self, name, values):
+        """Return ``(dof,)`` floats from one value, one per joint, or a ``{joint: value}`` map."""
+        if isinstance(values, Mapping):
+            unknown = [j for j in values if j not in self.joint_names]
+            if unknown:
+                raise InputError(f'{name}: unknown joint(s) {", ".join(map(str, unknown))}; '
+                                 f'the joints are {", ".join(self.joint_names)}')
+            return np.array([float(values.get(j, 0.0)) for j in self.joint_names])
+        try:
+            return np.broadcast_to(np.asarray(values, dtype=float), (self.dof,)).copy()
+        except ValueError:
+            raise InputError(f'{name}: one value or {self.dof} (one per joint) expected, got '
+                             f'{values!r}') from None
 
     @property
     def dof(self):
@@ -250,17 +269,46 @@ class MujocoArm:
         mj, m, d = self._mj, self.model, self.data
         mj.mj_forward(m, d)
         mj.mj_fullM(m, d, self._mass)
-        qd = d.qvel[self._dof]
-        th = np.tanh(qd / v_s)
-        f = viscous * qd + coulomb * th
-        slope = viscous + coulomb * (1.0 - th * th) / v_s
         h = m.opt.timestep
         M = self._mass[np.ix_(self._dof, self._dof)]
-        rhs = self._effort - d.qfrc_bias[self._dof] - f
+        rhs = self._effort - d.qfrc_bias[self._dof]
         if self._wrench is not None:
             rhs = rhs + self.external_joint_forces()
-        dqd = np.linalg.solve(M + h * np.diag(slope), h * rhs)
-        return f + slope * dqd
+        qd = d.qvel[self._dof]
+        b = M @ qd + h * rhs
+        diagonal = np.diag_indices(len(qd))
+
+        def gradient(x):    # of the convex potential below; zero at the end-of-step velocity
+            th = np.tanh(x / v_s)
+            return M @ x + h * (viscous * x + coulomb * th) - b, th
+
+        def potential(x):
+            y = np.abs(x / v_s)
+            log_cosh = y + np.log1p(np.exp(-2.0 * y)) - np.log(2.0)
+            friction = 0.5 * viscous * x * x + coulomb * v_s * log_cosh
+            return 0.5 * x @ M @ x - b @ x + h * np.sum(friction)
+        x = qd.copy()
+        g, th = gradient(x)
+        for iteration in range(60):   # Newton; backtracking when |gradient| does not fall
+            A = M.copy()
+            A[diagonal] += h * (viscous + coulomb * (1.0 - th * th) / v_s)
+            step = np.linalg.solve(A, g)
+            if iteration == 0 and np.all(np.abs(x) > 20 * v_s) and np.all(
+                    (x - step) * np.sign(x) > 20 * v_s):
+                x = x - step   # tanh flat at both ends, same sign: the linear step is exact
+                break
+            if np.abs(step).max() <= 1e-10 * v_s:   # converged: f exact to ~1e-10 c
+                x = x - step
+                break
+            t = 1.0
+            new, new_th = gradient(x - step)
+            if np.abs(new).max() >= np.abs(g).max():
+                now, tolerance = potential(x), 1e-14 * (abs(potential(x)) + 1e-12)
+                while potential(x - t * step) > now + tolerance and t > 1e-6:
+                    t *= 0.5
+                new, new_th = gradient(x - t * step)
+            x, g, th = x - t * step, new, new_th
+        return viscous * x + coulomb * np.tanh(x / v_s)
 
     def step(self, steps=1):
         """Advance the simulation by ``steps`` time steps (the wrench recomputed before each)."""

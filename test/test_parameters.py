@@ -71,7 +71,9 @@ NATURAL = {
         'wait_for_peers:=0', 'wait_for_subscribers:=1.0', 'keep_joint_dynamics:=0',
         'gravity:=[0, 0, -9.81]',
         'joints:=[' + ', '.join(f'panda_joint{k}' for k in range(7, 0, -1)) + ']',
-        "log_file:=''", "robot_description:=''"],
+        "log_file:=''", "robot_description:=''", 'friction:=1', 'effort_noise:=0',
+        'noise_seed:=3.0', "payload_link:=''", 'payload_mass:=0', 'payload_com:=[0, 0, 0.1]',
+        'payload_inertia:=[0.002, 0, 0, 0.002, 0, 0.001]'],
     'joint_state_source': ['rate:=20', 'amplitude:=1', 'period:=4', "robot_description:=''"],
     'torque_monitor': ['interval:=1', 'dynamics_node:=/denoc_dynamics'],
     'contact_demo': [
@@ -96,7 +98,9 @@ WRONG = {
         'publish_rate:=-5', 'initial_positions:=zero', 'joints:=1', 'lockstep:=3',
         'lockstep_timeout:=-1', 'real_time:=fast', 'publish_clock:=2', 'duration:=-1',
         'log_file:=5', 'keep_joint_dynamics:=0.5', 'wait_for_peers:=soon',
-        'wait_for_subscribers:=0'],
+        'wait_for_subscribers:=0', 'friction:=maybe', 'effort_noise:=-0.1', 'noise_seed:=-1',
+        'payload_link:=5', 'payload_mass:=-1', 'payload_com:=[0, 0]',
+        'payload_inertia:=heavy'],
     'joint_state_source': [
         'robot_description:=1', 'urdf_path:=3', 'rate:=0', 'amplitude:=-1', 'period:=fast'],
     'torque_monitor': ['dynamics_node:=4', 'interval:=0'],

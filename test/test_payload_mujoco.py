@@ -27,7 +27,8 @@ then the fit with the model's friction. The motion is the one ``denoc_excitation
 --payload-link tool0`` designs (12 s, wrist joints only).
 
 Measured (2026-11-25): designed motion, five noise draws: mass within 0.05 %, centre of mass
-within 0.2 mm, inertia 6.0 to 7.5 % (Frobenius), masses within 0.1 % of each other; four still
+within 0.25 mm, inertia 6.2 to 7.8 % (Frobenius; 6.0 to 7.5 % before the friction was made fully
+implicit, bounded by its law), masses within 0.1 % of each other; four still
 poses: see the test's printout (mass and centre of mass only, a point mass).
 
 Targets (issue 22): after the designed motion mass within 2 %, centre of mass within 5 mm,

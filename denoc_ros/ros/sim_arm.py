@@ -15,12 +15,33 @@
 """
 ``sim_arm``: a simulated arm behind a ros2_control-style effort interface, stepped by MuJoCo.
 
-Publishes ``joint_states`` (positions, velocities, and as efforts the efforts being applied)
-stamped with the simulated time, and ``/clock`` (rosgraph_msgs/Clock) so that other nodes can
-run on simulated time. Applies the efforts of the latest std_msgs/Float64MultiArray received on
-``~/commands`` (in ``joints`` order), held until the next one, exactly as an
+Publishes ``joint_states`` (positions, velocities and efforts) stamped with the simulated
+time, and ``/clock`` (rosgraph_msgs/Clock) so that other nodes can run on simulated time.
+Applies the efforts of the latest std_msgs/Float64MultiArray received on ``~/commands`` (in
+``joints`` order), held until the next one, exactly as an
 ``effort_controllers/JointGroupEffortController`` would; a command of the wrong length or with
 NaN/inf is ignored with a warning.
+
+The effort of a joint state is reported the way a driver reports it: the motor effort applied
+over the step (``publish_rate``'s period) that the state's stamp closes, held constant over it,
+so it is also that step's mean (in lockstep it is the command the previous state caused; the
+first state, before any step, reports zero). It is the motor's effort: the friction the motor
+works against is in it, an external wrench is not. ``effort_noise`` (N m or N per joint, in
+joint_states order; one value for all; 0: none) adds white Gaussian noise of that standard
+deviation to the reported efforts only (the arm is driven by the commands as they came),
+reproducibly from ``noise_seed``.
+
+Joint friction: by default none. ``friction:=true`` applies the URDF's ``<dynamics damping
+friction>`` of each joint with the library's law, ``v qd + c tanh(qd / v_s)`` at the default
+``v_s`` (:mod:`denoc_ros.friction`), the law the dynamics node and the identification assume,
+linearly implicit in the velocity so that the steep tanh stays stable (see
+:class:`denoc_ros.mujoco_arm.MujocoArm`); ``keep_joint_dynamics:=true`` instead keeps MuJoCo's
+own damping and soft ``frictionloss``, which acts as a damper at low speed. Not both.
+
+A payload the robot description does not hold: ``payload_link`` (empty: none) carries a rigid
+body of ``payload_mass`` [kg], centre of mass ``payload_com`` in the link frame [m] and inertia
+``payload_inertia`` about it in the link's axes (ixx, ixy, ixz, iyy, iyz, izz) [kg m^2], welded
+as a fixed child link (a robot description that already has the payload as a link is the same).
 
 ``~/external_wrench`` (geometry_msgs/WrenchStamped) pushes on the arm: the wrench acts on the
 URDF link named by ``header.frame_id`` (links welded by fixed joints included), force and torque
@@ -41,7 +62,9 @@ With ``log_file`` set, the simulated trajectory (t, q, qd, effort at every publi
 saved as a NumPy ``.npz`` file when the node stops (``duration`` s of simulated time, or Ctrl-C),
 with the external wrench (``external_wrench``: force, torque in link axes; ``external_link``:
 its link, '' when none) and the joint torques it exerts (``external_torques``, J^T F, the tau_ext
-of M qdd + C qd + g = tau + tau_ext).
+of M qdd + C qd + g = tau + tau_ext). ``effort`` is the applied motor effort without noise,
+``reported_effort`` the published one (with the noise), ``friction`` the mean friction torque
+over the step the state closes (zero without ``friction``).
 """
 
 import sys
@@ -63,6 +86,7 @@ from ..description import read_description
 from ..errors import DenocError, InputError
 from ..mujoco_arm import MujocoArm
 from ..signals import handle_interrupts, ignore_further_interrupts
+from ..urdf import load_urdf
 
 
 # all read at start-up
@@ -85,7 +109,22 @@ PARAMETERS = parameters.table(*parameters.read_only(
     Spec('log_file', 'string', '', '.npz file the trajectory is saved to; empty: none',
          example='run.npz'),
     Spec('keep_joint_dynamics', 'bool', False,
-         "keep the URDF's joint damping and friction in the simulation"),
+         "keep the URDF's joint damping and friction as MuJoCo's (soft) damping and frictionloss"),
+    Spec('friction', 'bool', False,
+         "apply the URDF's joint damping and friction with the library's law (viscous + tanh "
+         'Coulomb)'),
+    Spec('effort_noise', 'doubles', [0.0],
+         'standard deviation of the noise on the reported efforts [N m or N]', 0.0,
+         length=PER_JOINT, example=[0.3, 0.05]),
+    Spec('noise_seed', 'integer', 0, 'seed of the effort noise', 0, 2 ** 31 - 1),
+    Spec('payload_link', 'string', '', 'link carrying a payload the description lacks; '
+         'empty: none', example='tool0'),
+    Spec('payload_mass', 'double', 0.0, 'payload mass [kg]', 0.0, 1e6, example=1.5),
+    Spec('payload_com', 'doubles', [0.0, 0.0, 0.0],
+         'payload centre of mass in the link frame [m]', length=3),
+    Spec('payload_inertia', 'doubles', [0.0] * 6,
+         'payload inertia about its centre of mass, link axes: ixx ixy ixz iyy iyz izz [kg m^2]',
+         length=6, example=[0.002, 0.0, 0.0, 0.002, 0.0, 0.001]),
     Spec('wait_for_peers', 'double', 0.0, 'longest wait for the peers at start [s]; 0: none',
          0.0, 3600.0),
     Spec('wait_for_subscribers', 'integer', 1,
@@ -100,8 +139,17 @@ class SimArm(Node):
         get = parameters.declare(self, PARAMETERS).get
 
         xml = get('robot_description') or read_description(get('urdf_path'))
+        if get('friction') and get('keep_joint_dynamics'):
+            raise InputError('parameters friction and keep_joint_dynamics: set one of them, not '
+                             "both (the library's friction law, or MuJoCo's own)")
+        friction = self._friction(get, xml)
+        if friction is not None and not any(
+                v for coefficients in friction for v in coefficients.values()):
+            self.get_logger().warning('friction is on, but the URDF gives no joint <dynamics '
+                                      'damping friction>: it adds nothing')
         self.arm = MujocoArm(xml, gravity=get('gravity'), timestep=get('timestep'),
-                             keep_joint_dynamics=get('keep_joint_dynamics'))
+                             keep_joint_dynamics=get('keep_joint_dynamics'),
+                             payload=self._payload(get), friction=friction)
         names = self.arm.joint_names
         order = get('joints') or list(names)
         unknown = [j for j in order if j not in names]
@@ -113,6 +161,12 @@ class SimArm(Node):
             raise InputError(f'parameter initial_positions: has {len(q0)} values; give none, 1 '
                              f'or {self.arm.dof} (one per joint)')
         self.arm.set_state(np.zeros(self.arm.dof) + (q0 or 0.0))
+        noise = get('effort_noise')
+        if len(noise) not in (1, self.arm.dof):
+            raise InputError(f'parameter effort_noise: has {len(noise)} values; give 1 or '
+                             f'{self.arm.dof} (one per joint)')
+        self.effort_noise = np.zeros(self.arm.dof) + noise
+        self._rng = np.random.default_rng(get('noise_seed'))
         rate = get('publish_rate')
         self.steps_per_state = max(1, int(round(1.0 / (rate * get('timestep')))))
         self.lockstep = bool(get('lockstep'))
@@ -123,8 +177,9 @@ class SimArm(Node):
         self.wait_for_peers = float(get('wait_for_peers'))
         self.wait_for_subscribers = int(get('wait_for_subscribers'))
         self.commands_received = 0
-        self.log = {'t': [], 'q': [], 'qd': [], 'effort': [], 'external_wrench': [],
-                    'external_link': [], 'external_torques': []}
+        self.log = {'t': [], 'q': [], 'qd': [], 'effort': [], 'reported_effort': [],
+                    'friction': [], 'external_wrench': [], 'external_link': [],
+                    'external_torques': []}
 
         self._state_pub = self.create_publisher(JointState, 'joint_states', 100)
         self._clock_pub = (self.create_publisher(Clock, '/clock', 10)
@@ -136,7 +191,33 @@ class SimArm(Node):
                                                     self.wrench_callback, 10)
         self.get_logger().info(
             f'MuJoCo arm {", ".join(names)}; {rate:g} Hz joint states, timestep '
-            f'{self.arm.model.opt.timestep:g} s' + (', lockstep' if self.lockstep else ''))
+            f'{self.arm.model.opt.timestep:g} s' + (', lockstep' if self.lockstep else '')
+            + (", the library's friction law" if get('friction') else '')
+            + (f', payload {get("payload_mass"):g} kg on {get("payload_link")}'
+               if get('payload_link') else '')
+            + (', effort noise' if self.effort_noise.any() else ''))
+
+    @staticmethod
+    def _payload(get):
+        """Return MujocoArm's ``payload`` from the payload_* parameters (None: no payload)."""
+        link = get('payload_link')
+        if not link:
+            return None
+        if not get('payload_mass') > 0.0:
+            raise InputError(f'parameter payload_mass: a payload on {link!r} needs a positive '
+                             f'mass, got {get("payload_mass")!r}')
+        ixx, ixy, ixz, iyy, iyz, izz = get('payload_inertia')
+        inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        return link, get('payload_mass'), np.array(get('payload_com')), inertia
+
+    @staticmethod
+    def _friction(get, xml):
+        """Return MujocoArm's ``friction`` (the URDF's coefficients by joint name), or None."""
+        if not get('friction'):
+            return None
+        model = load_urdf(xml)
+        return (dict(zip(model.joint_names, model.damping)),
+                dict(zip(model.joint_names, model.friction)))
 
     def command_callback(self, msg):
         """Hold a new effort command (in ``joints`` order) until the next one."""
@@ -179,12 +260,15 @@ class SimArm(Node):
     def publish_state(self):
         """Publish /clock and joint_states at the current simulated time; log the state."""
         q, qd = self.arm.state()
-        effort = self.arm.effort
+        effort = self.arm.applied_effort  # held over the step this stamp closes (docstring)
+        reported = effort
+        if self.effort_noise.any():
+            reported = effort + self.effort_noise * self._rng.standard_normal(self.arm.dof)
         stamp = rclpy.time.Time(nanoseconds=int(round(self.arm.time * 1e9))).to_msg()
         if self._clock_pub is not None:
             self._clock_pub.publish(Clock(clock=stamp))
         msg = JointState(name=list(self.arm.joint_names), position=q.tolist(),
-                         velocity=qd.tolist(), effort=effort.tolist())
+                         velocity=qd.tolist(), effort=reported.tolist())
         msg.header.stamp = stamp
         self._state_pub.publish(msg)
         if self.log_file:
@@ -192,6 +276,8 @@ class SimArm(Node):
             link, pushed = ('', np.zeros(6)) if wrench is None else (
                 wrench[0], np.concatenate(wrench[1:]))
             for key, value in (('t', self.arm.time), ('q', q), ('qd', qd), ('effort', effort),
+                               ('reported_effort', reported),
+                               ('friction', self.arm.applied_friction),
                                ('external_wrench', pushed), ('external_link', link),
                                ('external_torques', self.arm.external_joint_forces())):
                 self.log[key].append(value)
