@@ -187,9 +187,15 @@ want="$("$ROOT/scripts/source_hash.sh")"   # test/conftest.py checks the same ha
 if ! stamp_is denoc_ros "$want" || [ ! -x "$VENV/bin/denoc_dynamics_node" ]; then
   LOG="$VENV/.logs/denoc_ros.log"
   say "installing denoc_ros into the venv (log: $LOG)"
-  "$VPY" -m pip install --disable-pip-version-check --no-deps --no-build-isolation \
-    --force-reinstall "$ROOT" > "$LOG" 2>&1 || die "pip install of denoc_ros failed (see the log lines below)"
-  rm -rf "$ROOT/build/lib" "$ROOT/build/bdist."* "$ROOT"/*.egg-info
+  # pip builds in the source tree (build/, *.egg-info): two set-ups at once (.ci/run sets up
+  # both distributions side by side) take turns there, where flock exists.
+  mkdir -p "$ROOT/build"
+  (
+    if command -v flock >/dev/null 2>&1; then flock 9; fi
+    "$VPY" -m pip install --disable-pip-version-check --no-deps --no-build-isolation \
+      --force-reinstall "$ROOT" > "$LOG" 2>&1 || exit 1
+    rm -rf "$ROOT/build/lib" "$ROOT/build/bdist."* "$ROOT"/*.egg-info
+  ) 9> "$ROOT/build/.setup_env.lock" || die "pip install of denoc_ros failed (see the log lines below)"
   STEP="compile the numba kernels"
   say "compiling the dynamics kernels into the installed package's cache (log: $LOG)"
   (cd "$VENV" && "$VPY" -m denoc_ros.warmup) >> "$LOG" 2>&1 \

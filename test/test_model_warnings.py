@@ -112,7 +112,7 @@ def test_unchanged_parameters_keep_the_warnings():
 
 
 def test_attaching_a_payload_judges_the_combined_body():
-    """A payload that makes the link's combined body physical clears its warning; a tiny one not."""
+    """A payload making the link's combined body physical clears its warning; a tiny one not."""
     model = load(arm(TRIANGLE))
     assert len(model.warnings) == 1 and "'l2'" in model.warnings[0], model.warnings
     heavy = dr.attach_payload(model, 'l2', 1.0, com=(0.0, 0.0, 0.0),
