@@ -28,28 +28,24 @@ from conftest import REPO, require_module, require_oracle, stale_install
 import pytest
 
 
-def test_a_missing_oracle_skips_or_fails(monkeypatch):
-    """An oracle that does not import: a skip by default, a failure under CI's setting."""
-    monkeypatch.setitem(sys.modules, 'toppra', None)  # import toppra raises ImportError
+@pytest.mark.parametrize('check, module', [(require_oracle, 'toppra'),
+                                           (require_module, 'launch_ros')],
+                         ids=['oracle', 'test requirement'])
+def test_a_missing_requirement_skips_or_fails(monkeypatch, check, module):
+    """An oracle, or ROS, our interfaces, a linter: a skip by default, a failure under CI's."""
+    monkeypatch.setitem(sys.modules, module, None)  # import <module> raises ImportError
     monkeypatch.delenv('DENOC_REQUIRE_ORACLES', raising=False)
-    with pytest.raises(pytest.skip.Exception, match='toppra'):
-        require_oracle('toppra')
+    with pytest.raises(pytest.skip.Exception, match=module):
+        check(module)
     monkeypatch.setenv('DENOC_REQUIRE_ORACLES', '1')
-    with pytest.raises(pytest.fail.Exception, match='DENOC_REQUIRE_ORACLES=1'):
-        require_oracle('toppra')
+    with pytest.raises(pytest.fail.Exception, match=f'{module}.*DENOC_REQUIRE_ORACLES=1'):
+        check(module)
+
+
+def test_what_is_no_oracle_or_our_own_module_is_refused():
+    """Only the oracles are oracles; our own modules are never skipped, they import plainly."""
     with pytest.raises(ValueError, match='not an oracle'):
         require_oracle('numpy')
-
-
-def test_a_missing_test_requirement_skips_or_fails(monkeypatch):
-    """ROS, our interfaces, the linters: like an oracle; our own modules are never skipped."""
-    monkeypatch.setitem(sys.modules, 'launch_ros', None)
-    monkeypatch.delenv('DENOC_REQUIRE_ORACLES', raising=False)
-    with pytest.raises(pytest.skip.Exception, match='launch_ros'):
-        require_module('launch_ros')
-    monkeypatch.setenv('DENOC_REQUIRE_ORACLES', '1')
-    with pytest.raises(pytest.fail.Exception, match='launch_ros.*DENOC_REQUIRE_ORACLES=1'):
-        require_module('launch_ros')
     assert require_module('yaml').safe_load('[1]') == [1]
     with pytest.raises(ValueError, match='our own module'):
         require_module('denoc_ros.ros.payload_services')
