@@ -200,6 +200,14 @@ if ! stamp_is denoc_ros "$want" || [ ! -x "$VENV/bin/denoc_dynamics_node" ]; the
   say "compiling the dynamics kernels into the installed package's cache (log: $LOG)"
   (cd "$VENV" && "$VPY" -m denoc_ros.warmup) >> "$LOG" 2>&1 \
     || die "the installed denoc_ros does not import or compile (see the log lines below)"
+  if [ "$WITH_TEST" = 1 ]; then
+    # pytest, run from the repository, imports the working tree's denoc_ros (numba caches per
+    # source file): compile its kernels here too, so that the suite does not.
+    STEP="compile the working tree's numba kernels (the tests import them)"
+    say "compiling the working tree's kernels for the tests (log: $LOG)"
+    (cd "$ROOT" && "$VPY" -m denoc_ros.warmup) >> "$LOG" 2>&1 \
+      || die "the working tree's denoc_ros does not import or compile (see the log lines below)"
+  fi
   stamp_set denoc_ros "$want"
   LOG=""
 fi
