@@ -183,8 +183,9 @@ def to_pinocchio(model):
 class PinocchioMap:
     """Map denoc_ros joint vectors to a Pinocchio model's q / v by joint name."""
 
-    def __init__(self, pmodel, joint_names):
+    def __init__(self, pmodel, joint_names, floating=False):
         self.pmodel = pmodel
+        self.base = 6 if floating else 0  # a free flyer first: q[:7] and v[:6] as they are
         self.joint_ids = [pmodel.getJointId(name) for name in joint_names]
         missing = [nm for nm, j in zip(joint_names, self.joint_ids) if j >= pmodel.njoints]
         assert not missing, f'joints not in the Pinocchio model: {missing}'
@@ -192,7 +193,7 @@ class PinocchioMap:
         assert all(jt.nv == 1 for jt in joints)
         self.idx_q = [jt.idx_q for jt in joints]
         self.nq = [jt.nq for jt in joints]
-        self.idx_v = np.array([jt.idx_v for jt in joints])
+        self.idx_v = np.r_[np.arange(self.base), [jt.idx_v for jt in joints]].astype(int)
         assert sorted(self.idx_v) == list(range(pmodel.nv)), 'every Pinocchio DoF must be mapped'
 
     def q(self, q):
@@ -200,11 +201,14 @@ class PinocchioMap:
         import pinocchio as pin
 
         out = np.array(pin.neutral(self.pmodel))
+        first = 7 if self.base else 0
+        out[:first] = q[:first]
         for k, (iq, nq) in enumerate(zip(self.idx_q, self.nq)):
+            x = q[first + k]
             if nq == 2:
-                out[iq:iq + 2] = np.cos(q[k]), np.sin(q[k])
+                out[iq:iq + 2] = np.cos(x), np.sin(x)
             else:
-                out[iq] = q[k]
+                out[iq] = x
         return out
 
     def v(self, x):

@@ -43,6 +43,7 @@ from denoc_ros.errors import InputError, URDFWarning
 from denoc_ros.resources import example_robot_data_dir
 import numpy as np
 import pytest
+from robots_for_tests import PinocchioMap
 
 pin = require_oracle('pinocchio')
 
@@ -117,41 +118,6 @@ def pinocchio_model(path, floating):
     return pin.buildModelFromUrdf(str(path))
 
 
-class Mapping:
-    """Our joint vectors to Pinocchio's q and v by joint name (continuous joints: cos, sin)."""
-
-    def __init__(self, model, pm):
-        self.pm, self.base = pm, 6 if model.floating else 0
-        ids = [pm.getJointId(name) for name in model.joint_names]
-        assert all(j < pm.njoints and pm.joints[j].nv == 1 for j in ids), model.joint_names
-        self.joints = [pm.joints[j] for j in ids]
-        self.iv = np.r_[np.arange(self.base), [jt.idx_v for jt in self.joints]].astype(int)
-        assert sorted(self.iv) == list(range(pm.nv)), 'every Pinocchio velocity is mapped'
-
-    def q(self, q):
-        out = np.array(pin.neutral(self.pm))
-        if self.base:
-            out[:7] = q[:7]
-        for k, jt in enumerate(self.joints):
-            x = q[(7 if self.base else 0) + k]
-            if jt.nq == 2:
-                out[jt.idx_q:jt.idx_q + 2] = np.cos(x), np.sin(x)
-            else:
-                out[jt.idx_q] = x
-        return out
-
-    def v(self, v):
-        out = np.zeros(self.pm.nv)
-        out[self.iv] = v
-        return out
-
-    def from_v(self, x):
-        return np.asarray(x)[self.iv]
-
-    def from_vv(self, A):
-        return np.asarray(A)[np.ix_(self.iv, self.iv)]
-
-
 def check(what, name, ours, reference):
     """Assert ``max|ours - reference| <= TOL max|reference|``; keep the worst error."""
     ours, reference = np.asarray(ours), np.asarray(reference)
@@ -193,7 +159,7 @@ def test_loads_and_matches_pinocchio(relpath, floating):
         assert kinds, message
         SEEN[(kinds[0], root)] += 1
     data = pm.createData()
-    mp = Mapping(model, pm)
+    mp = PinocchioMap(pm, model.joint_names, floating=model.floating)
     rng = np.random.default_rng(len(relpath))
     for _ in range(STATES):
         q = random_configuration(model, rng)
