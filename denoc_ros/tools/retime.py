@@ -48,6 +48,7 @@ import yaml
 from ._cli import Parser, tool_main
 from ..description import read_description
 from ..errors import InputError
+from ..model import joint_order
 from ..payload import attach_payload
 from ..trajectories.retime import DEFAULT_SAMPLE_PERIOD, retime
 from ..urdf import load_urdf
@@ -102,14 +103,10 @@ def read_waypoints(path, model):
             or not isinstance(data.get('points'), list):
         raise InputError(f'{path}: expected a JointTrajectory (joint_names, points)')
     names = [str(n) for n in data['joint_names']]
-    unknown = [n for n in names if n not in model.joint_names]
-    if unknown:
-        raise InputError(f'{path}: joint {unknown[0]!r} is not a joint of the model '
-                         f'({", ".join(model.joint_names)})')
-    missing = [j for j in model.joint_names if j not in names]
-    if missing:
-        raise InputError(f'{path}: the trajectory lacks joint(s) {", ".join(missing)}')
-    index = [names.index(j) for j in model.joint_names]
+    try:
+        index = joint_order(model.joint_names, names, 'the trajectory', others=False)
+    except InputError as err:
+        raise InputError(f'{path}: {err}') from None
     rows = []
     for k, point in enumerate(data['points']):
         positions = point.get('positions') if isinstance(point, dict) else None
