@@ -166,7 +166,12 @@ def test_retime_command_line(tmp_path, capsys):
     assert f'worst effort ratio {ours.max_effort_ratio:.4f}' in printed
     data = yaml.safe_load(out.read_text())
     assert data['joint_names'] == list(model.joint_names)
-    assert np.allclose([p['effort'] for p in data['points']], ours.effort)
+    assert out.read_text().startswith(f'# denoc_retime: duration {ours.duration:.4f} s')
+    np.testing.assert_array_equal([p['positions'] for p in data['points']], ours.q)
+    np.testing.assert_array_equal([p['accelerations'] for p in data['points']], ours.qdd)
+    np.testing.assert_array_equal([p['effort'] for p in data['points']], ours.effort)
+    np.testing.assert_allclose([p['time_from_start']['sec'] + 1e-9 * p['time_from_start'][
+        'nanosec'] for p in data['points']], ours.t, rtol=0, atol=1e-9)
     assert (tmp_path / 'retimed.png').stat().st_size > 10_000
     status = main(['--urdf', str(UR5E), '--input', str(src), '--output', str(out),
                    '--payload', 'wrist_3_link,2.0'])
