@@ -336,7 +336,7 @@ def _checked_base_inertia(model, H_b):
 
 @dataclass(frozen=True)
 class FloatingSimulation:
-    """A simulated trajectory: times ``t`` (K,), configurations ``q`` (K, 7+n), ``v`` (K, 6+n)."""
+    """A simulated trajectory: times ``t`` (N,), configurations ``q`` (N, 7+n), ``v`` (N, 6+n)."""
 
     t: np.ndarray
     q: np.ndarray

@@ -26,7 +26,7 @@ RNG = np.random.default_rng(2026)
 
 
 def polynomial(coefficients):
-    """Return f, f', f'' of a vector polynomial sum_k c_k t^k (c: (K, n))."""
+    """Return f, f', f'' of a vector polynomial sum_k c_k t^k (c: (degree + 1, n))."""
     c = np.asarray(coefficients)
     k = np.arange(len(c))
 

@@ -249,3 +249,65 @@ def test_controller_rejects_bad_files(make_controller, rclpy_context, tmp_path):
     result = h.node.set_parameters([Parameter('trajectory_file', value='/no/such.yaml')])[0]
     assert not result.successful and 'No such file' in result.reason
     assert h.node._sampler is None              # nothing is played
+
+
+def two_link_arm(scale=1.0):
+    """Return a two-link arm whose l2 breaks the triangle inequality; inertials times ``scale``."""
+    limit = '<limit lower="-1" upper="1" effort="10" velocity="1"/>'
+
+    def link(name, mass, moments):
+        ixx, iyy, izz = (scale * m for m in moments)
+        return (f'<link name="{name}"><inertial><mass value="{scale * mass}"/>'
+                '<origin xyz="0.1 0 0"/>'
+                f'<inertia ixx="{ixx}" ixy="0" ixz="0" iyy="{iyy}" iyz="0" izz="{izz}"/>'
+                '</inertial></link>')
+    return ('<robot name="arm"><link name="base"/>' + link('l1', 2.0, (0.02, 0.02, 0.02))
+            + link('l2', 1.0, (0.001, 0.001, 0.01))
+            + '<joint name="j1" type="revolute"><parent link="base"/><child link="l1"/>'
+            f'<axis xyz="0 0 1"/>{limit}</joint>'
+            '<joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/>'
+            f'<origin xyz="0.3 0 0"/><axis xyz="0 1 0"/>{limit}</joint></robot>')
+
+
+@pytest.mark.ros
+def test_mass_scale_gives_the_scaled_model_its_own_warnings(rclpy_context):
+    """
+    The scaled model's warnings are the loader's for a description carrying scaled inertials.
+
+    l2's warning quotes its principal moments: copied from the unscaled model (the old
+    behaviour) they would name moments the controller's model does not have.
+    """
+    with pytest.warns(dr.URDFWarning):
+        plain, scaled = dr.load_urdf(two_link_arm()), dr.load_urdf(two_link_arm(2.5))
+    assert len(scaled.warnings) == 1 and 'principal moments' in scaled.warnings[0]
+    assert scaled.warnings != plain.warnings
+    with pytest.warns(dr.URDFWarning):
+        node = ComputedTorqueController(context=rclpy_context, parameter_overrides=[
+            Parameter('robot_description', value=two_link_arm()),
+            Parameter('mass_scale', value=2.5)])
+    try:
+        assert node.model.warnings == scaled.warnings
+        np.testing.assert_allclose(node.model.mass, scaled.mass, rtol=1e-15)
+        np.testing.assert_allclose(node.model.com, scaled.com, rtol=1e-15)
+        np.testing.assert_allclose(node.model.inertia, scaled.inertia, rtol=1e-12, atol=1e-17)
+    finally:
+        node.destroy_node()
+
+
+@pytest.mark.ros
+def test_command_order_follows_the_joints_parameter(make_controller, rclpy_context):
+    """``joints`` orders ~/commands; an unknown, missing or repeated joint stops the start-up."""
+    model = dr.load_urdf(bundled_urdf(ROBOT))
+    names = model.joint_names
+    h = make_controller(urdf_path=ROBOT, joints=[names[2], names[0], names[1]])
+    q, qd = np.array([0.1, -0.2, 0.3]), np.array([0.4, 0.0, -0.1])
+    _, _, command = h.desired(names, q, qd, 1.0)
+    expected = computed_torque(model, q, qd, (q, np.zeros(3), np.zeros(3)), 400.0, 40.0)
+    np.testing.assert_allclose(command, expected[[2, 0, 1]], rtol=1e-9, atol=1e-9)
+    for joints, words in ((list(names) + ['gripper'], "joint 'gripper' of the parameter "
+                           "'joints' is not a joint of the model"),
+                          (list(names[:2]), f"the parameter 'joints' lacks joint.*{names[2]}"),
+                          (list(names) + [names[0]], 'appears twice')):
+        with pytest.raises(dr.InputError, match=words):
+            ComputedTorqueController(context=rclpy_context, parameter_overrides=[
+                Parameter('urdf_path', value=ROBOT), Parameter('joints', value=joints)])

@@ -117,7 +117,7 @@ def stamp_seconds(msg):
 def test_external_torques_wrench_and_contact(harness):
     """Before the push ~0 and no contact; after it J^T F within 3 %, F within 5 %, contact."""
     model = dr.load_urdf(bundled_urdf('panda').read_text())
-    K = 50.0
+    K_O = 50.0
     stream(harness, model, 1.4)
     external = harness.received['external']
     assert len(external) >= 1390, 'every joint state answered'
@@ -145,7 +145,7 @@ def test_external_torques_wrench_and_contact(harness):
     assert first.max_ratio > 1.0
     # Detection delay: the first joint over 2 N m, against the first-order bound
     T = np.abs(tool_wrench_torques(model, motion(1.0)[0]))
-    bound = min(math.log(Ti / (Ti - 2.0)) / K for Ti in T if Ti > 2.0)
+    bound = min(math.log(Ti / (Ti - 2.0)) / K_O for Ti in T if Ti > 2.0)
     delay = stamp_seconds(first) - 1.0
     print(f'detected after {1e3 * delay:.1f} ms; first-order bound {1e3 * bound:.1f} ms')
     assert abs(delay - bound) < 3e-3

@@ -21,7 +21,7 @@ inverse dynamics, with the payload or the new inertials once they are in force) 
 event, checks that:
 
 - the estimate restarts: exactly zero at the event's joint state;
-- the next estimates are right: they follow ``r_dot = K (J^T F - r)`` from ``r = 0`` at the
+- the next estimates are right: they follow ``r_dot = K_O (J^T F - r)`` from ``r = 0`` at the
   event, integrated by SciPy (DOP853), within 1e-5 of ``|J^T F|``;
 - ``/diagnostics`` says why (a value naming the restart and 'gap', 'backward', 'payload' or
   'model').
@@ -42,7 +42,7 @@ from test_dynamics_node_observer import (motion, ObserverHarness, stamp_seconds,
                                          tool_wrench_torques)
 
 pytestmark = pytest.mark.ros
-K = 50.0
+K_O = 50.0
 MAX_GAP = 0.1
 RESTART_WORDS = ('start', 'reset')
 PAYLOAD = {'mass': 1.5, 'com': (0.02, -0.01, 0.12),
@@ -74,7 +74,7 @@ def harness(rclpy_context):
     """Start the node on the bundled Panda (observer on, 0.1 s max gap, fast diagnostics)."""
     from denoc_ros.ros.dynamics_node import DynamicsNode
     node = DynamicsNode(context=rclpy_context, parameter_overrides=[
-        Parameter('urdf_path', value='panda'), Parameter('observer_gain', value=K),
+        Parameter('urdf_path', value='panda'), Parameter('observer_gain', value=K_O),
         Parameter('observer_max_gap', value=MAX_GAP), Parameter('diagnostics_period', value=0.1),
         Parameter('contact_threshold', value=[2.0])])
     h = ObserverHarness(rclpy_context, node)
@@ -101,7 +101,7 @@ def check_restart(h, arm, base, event, keyword, t0, t1, diagnostics_start):
     times = np.array(sorted(got))
     estimates = np.array([got[t] for t in times])
     assert times.size > 0.9 * (t1 - t0) * 1000, f'{event}: {times.size} estimates'
-    reference = solve_ivp(lambda s, y: K * (tool_wrench_torques(base, motion(s)[0]) - y),
+    reference = solve_ivp(lambda s, y: K_O * (tool_wrench_torques(base, motion(s)[0]) - y),
                           (t0, times[-1]), np.zeros(base.nv), method='DOP853', rtol=1e-11,
                           atol=1e-12, dense_output=True).sol(times).T
     scale = max(np.abs(tool_wrench_torques(base, motion(t)[0])).max() for t in times)

@@ -337,6 +337,10 @@ def test_csv_columns(tmp_path):
         ex.write_trajectory_csv(path, ['a', 'b'], t[::-1], q, qd, qdd)
     with pytest.raises(InputError, match='shape'):
         ex.write_trajectory_yaml(path, ['a'], t, q, qd, qdd)
+    with pytest.raises(InputError, match='efforts have shape'):
+        ex.write_trajectory_yaml(path, ['a', 'b'], t, q, qd, qdd, effort=q[:2])
+    ex.write_trajectory_yaml(path, ['a', 'b'], t, q, qd, qdd, effort=-q)
+    assert [p['effort'] for p in yaml.safe_load(path.read_text())['points']] == (-q).tolist()
 
 
 # -- the command line ------------------------------------------------------------------------

@@ -18,14 +18,14 @@ The momentum observer, the contact detector and the wrench estimate, against clo
 One joint: a pendulum (a rod of mass m, centre of mass at distance l below a horizontal axis,
 inertia I about its centre) moves along a prescribed motion; its efforts are written from the
 closed form ``(I + m l^2) qdd + m g l sin q`` minus an external torque that steps to ``T`` at
-t = 1 s. The observer must then follow ``T (1 - exp(-K (t - 1)))`` and cross a threshold ``h``
-after ``ln(T / (T - h)) / K``. On the Panda: a wrench at the tool gives ``tau_ext = J^T F``
+t = 1 s. The observer must then follow ``T (1 - exp(-K_O (t - 1)))`` and cross a threshold ``h``
+after ``ln(T / (T - h)) / K_O``. On the Panda: a wrench at the tool gives ``tau_ext = J^T F``
 and :func:`external_wrench` returns F.
 
 Seven joints, where ``C != C^T``: the Panda moves fast along a prescribed motion, its efforts
 are the inverse dynamics (the recursive Newton-Euler algorithm, not the ``M``, ``C``, ``g`` the
 observer uses) less ``J^T F`` of a wrench at a link that is not the tip. The reference is
-``r_dot = K (J^T F - r)`` integrated by SciPy's DOP853 from ``r = 0``; the tolerances leave a
+``r_dot = K_O (J^T F - r)`` integrated by SciPy's DOP853 from ``r = 0``; the tolerances leave a
 ``C qd`` for ``C^T qd``, a sign slip or the tip's Jacobian for the contact frame's failing by
 far more than ten times (margins measured in the issue 24 note: 100x and more).
 """
@@ -70,37 +70,37 @@ def pendulum_motion(rate=1000.0, duration=2.0, step_at=1.0, T=3.0):
 
 def test_one_joint_step_response():
     """
-    Before the step r is ~0; after, r follows T (1 - exp(-K (t - 1))) within 0.5 % of T.
+    Before the step r is ~0; after, r follows T (1 - exp(-K_O (t - 1))) within 0.5 % of T.
 
     The trapezoidal rule spreads a step that falls on a sample over that sample's interval, so
     the sampled response leads the continuous one by half a period (0.5 ms).
     """
     model = pendulum()
     t, q, qd, tau, tau_ext = pendulum_motion()
-    K = 50.0
-    observer = MomentumObserver(model, gain=K)
+    K_O = 50.0
+    observer = MomentumObserver(model, gain=K_O)
     r = np.array([observer.update(tk, qk, qdk, tk_tau).copy()
                   for tk, qk, qdk, tk_tau in zip(t, q, qd, tau)])[:, 0]
     before = t < 1.0
     assert np.abs(r[before]).max() < 2e-3 * 3.0
     after = t >= 1.0
-    expected = 3.0 * (1.0 - np.exp(-K * (t[after] - 1.0 + 0.5e-3)))
+    expected = 3.0 * (1.0 - np.exp(-K_O * (t[after] - 1.0 + 0.5e-3)))
     assert np.abs(r[after] - expected).max() < 0.002 * 3.0
     assert abs(r[-1] - 3.0) < 1e-3 * 3.0
     # The same numbers over the whole recording at once
-    assert np.allclose(observe(model, t, q, qd, tau, gain=K)[:, 0], r, rtol=0, atol=1e-12)
+    assert np.allclose(observe(model, t, q, qd, tau, gain=K_O)[:, 0], r, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize('threshold', [0.5, 1.5, 2.5])
 def test_detection_delay_matches_the_first_order_bound(threshold):
-    """The threshold is crossed ln(T / (T - h)) / K after the step, within 2 ms."""
+    """The threshold is crossed ln(T / (T - h)) / K_O after the step, within 2 ms."""
     model = pendulum()
     t, q, qd, tau, _ = pendulum_motion(T=3.0)
-    K = 50.0
-    r = observe(model, t, q, qd, tau, gain=K)
+    K_O = 50.0
+    r = observe(model, t, q, qd, tau, gain=K_O)
     detector = ContactDetector([threshold], hysteresis=0.2)
     first = next(tk for tk, rk in zip(t, r) if detector.update(rk)[0])
-    bound = math.log(3.0 / (3.0 - threshold)) / K
+    bound = math.log(3.0 / (3.0 - threshold)) / K_O
     print(f'\nthreshold {threshold}: detected after {1e3 * (first - 1.0):.2f} ms, '
           f'bound {1e3 * bound:.2f} ms')
     assert abs((first - 1.0) - bound) < 2e-3
@@ -186,20 +186,20 @@ def link_wrench_torques(model, q, frame):
     return dr.jacobian(model, q, frame).T @ F_base
 
 
-def observed_and_reference(model, frame, decay=0.0, duration=1.0, rate=1000.0, K=50.0):
+def observed_and_reference(model, frame, decay=0.0, duration=1.0, rate=1000.0, K_O=50.0):
     """
     Return ``t, q, tau_ext, r, r_reference`` for the Panda pushed at ``frame``.
 
     ``r`` is the observer's estimate from the efforts ``ID(q, qd, qdd) - J^T F``;
-    ``r_reference`` solves ``r_dot = K (J^T F - r)``, ``r(0) = 0``, with SciPy (DOP853).
+    ``r_reference`` solves ``r_dot = K_O (J^T F - r)``, ``r(0) = 0``, with SciPy (DOP853).
     """
     t = np.arange(0.0, duration, 1.0 / rate)
     q, qd, qdd = panda_motion(t, decay)
     tau_ext = np.array([link_wrench_torques(model, qk, frame) for qk in q])
     tau = dr.inverse_dynamics(model, q, qd, qdd) - tau_ext
-    r = observe(model, t, q, qd, tau, gain=K)
+    r = observe(model, t, q, qd, tau, gain=K_O)
     solution = solve_ivp(
-        lambda s, y: K * (link_wrench_torques(model, panda_motion(s, decay)[0], frame) - y),
+        lambda s, y: K_O * (link_wrench_torques(model, panda_motion(s, decay)[0], frame) - y),
         (0.0, t[-1]), np.zeros(model.nv), method='DOP853', rtol=1e-11, atol=1e-12,
         dense_output=True)
     return t, q, tau_ext, r, solution.sol(t).T

@@ -467,3 +467,23 @@ def test_sim_arm_refuses(rclpy_context, values, name):
     with pytest.raises(InputError, match=name) as err:
         make_sim(rclpy_context, **values)
     assert '\n' not in str(err.value)
+
+
+def test_sim_arm_joints_order_the_commands(rclpy_context):
+    """``joints`` orders ~/commands; an unknown, missing or repeated joint: the package's error."""
+    from std_msgs.msg import Float64MultiArray
+    names = list(dr.load_urdf(urdf_text()).joint_names)
+    order = names[::-1]
+    sim = make_sim(rclpy_context, joints=order)
+    try:
+        assert list(sim.arm.joint_names) == names
+        sim.command_callback(Float64MultiArray(data=[float(k) for k in range(len(order))]))
+        np.testing.assert_array_equal(sim.arm.effort, [order.index(j) for j in names])
+    finally:
+        sim.destroy_node()
+    for joints, words in ((names + ['finger'], "joint 'finger' of the parameter 'joints' is "
+                           'not a joint of the model'),
+                          (names[1:], f"the parameter 'joints' lacks joint.*{names[0]}"),
+                          (names + names[:1], 'appears twice')):
+        with pytest.raises(InputError, match=words):
+            make_sim(rclpy_context, joints=joints)

@@ -166,9 +166,37 @@ def test_retime_command_line(tmp_path, capsys):
     assert f'worst effort ratio {ours.max_effort_ratio:.4f}' in printed
     data = yaml.safe_load(out.read_text())
     assert data['joint_names'] == list(model.joint_names)
-    assert np.allclose([p['effort'] for p in data['points']], ours.effort)
+    assert out.read_text().startswith(f'# denoc_retime: duration {ours.duration:.4f} s')
+    np.testing.assert_array_equal([p['positions'] for p in data['points']], ours.q)
+    np.testing.assert_array_equal([p['accelerations'] for p in data['points']], ours.qdd)
+    np.testing.assert_array_equal([p['effort'] for p in data['points']], ours.effort)
+    np.testing.assert_allclose([p['time_from_start']['sec'] + 1e-9 * p['time_from_start'][
+        'nanosec'] for p in data['points']], ours.t, rtol=0, atol=1e-9)
     assert (tmp_path / 'retimed.png').stat().st_size > 10_000
     status = main(['--urdf', str(UR5E), '--input', str(src), '--output', str(out),
                    '--payload', 'wrist_3_link,2.0'])
     assert status == 1
     assert capsys.readouterr().err.count('\n') == 1
+
+
+def test_retime_reads_waypoints_in_model_order_with_the_package_errors(tmp_path, model):
+    """Columns in any order land in model order; a joint unknown, missing or twice: one line."""
+    from denoc_ros.tools.retime import read_waypoints
+    wp = waypoints()
+    path = tmp_path / 'traj.yaml'
+
+    def write(names, rows):
+        path.write_text(yaml.safe_dump({'joint_names': names, 'points': [
+            {'positions': [float(v) for v in row]} for row in rows]}))
+
+    names = [model.joint_names[j] for j in ORDER]
+    write(names, wp[:, ORDER])
+    np.testing.assert_array_equal(read_waypoints(path, model), wp)
+    for names, words in (
+            (names + ['finger'], "joint 'finger' of the trajectory is not a joint of the model"),
+            (names[1:], f'the trajectory lacks joint.*{names[0]}'),
+            (names + names[:1], 'appears twice')):
+        write(names, np.zeros((2, len(names))))
+        with pytest.raises(dr.InputError, match=words) as err:
+            read_waypoints(path, model)
+        assert str(err.value).startswith(f'{path}: ') and '\n' not in str(err.value)

@@ -20,12 +20,13 @@ dependent columns: a parameter that never moves any joint torque (the first link
 vertical axis) and groups that act only together (a link's ``m`` with the next link's
 inertia about a joint axis). The reduction is numerical (Gautier 1991): stack ``W`` over
 random states, factor it by QR with column pivoting ``W E = Q [R1 R2]``, take the rank ``r``
-from the diagonal of ``R1``, and with ``K = R1^-1 R2`` the base parameters are
+from the diagonal of ``R1``, and with the regrouping matrix ``base_map = R1^-1 R2`` the base
+parameters are
 
-    beta = pi_b + K pi_d,      W pi = W_b beta       (for every state)
+    beta = pi_b + base_map pi_d,      W pi = W_b beta       (for every state)
 
 where ``pi_b`` are the ``r`` independent (pivot) columns' parameters and ``pi_d`` the others.
-Row ``k`` of ``[1 | K]`` is the readable relation of base parameter ``k``: which standard
+Row ``k`` of ``[1 | base_map]`` is the readable relation of base parameter ``k``: which standard
 parameters it sums, with what factors (factors below ``1e-10`` of the largest are dropped).
 """
 
@@ -121,20 +122,22 @@ def base_parameters(layout, model, samples=None, seed=0, rtol=1e-9):
     independent = live_idx[perm[:rank]]
     # Dependent columns: the rest of the live ones, and every column of zero effect.
     dependent = np.setdiff1d(np.arange(p), independent)
-    # K from the unscaled columns: W_d = W_b K (least squares, exact up to round-off).
-    K, *_ = np.linalg.lstsq(W[:, independent], W[:, dependent], rcond=None)
-    largest = np.max(np.abs(K), initial=0.0)
-    K[np.abs(K) < 1e-10 * max(largest, 1.0)] = 0.0
+    # base_map from the unscaled columns: W_d = W_b base_map (least squares, exact up to
+    # round-off).
+    base_map, *_ = np.linalg.lstsq(W[:, independent], W[:, dependent], rcond=None)
+    largest = np.max(np.abs(base_map), initial=0.0)
+    base_map[np.abs(base_map) < 1e-10 * max(largest, 1.0)] = 0.0
     # Keep the pivots in the layout's order (readable: parameters by body).
     order = np.argsort(independent)
-    independent, K = independent[order], K[order]
+    independent, base_map = independent[order], base_map[order]
     projection = np.zeros((rank, p))
     projection[np.arange(rank), independent] = 1.0
-    projection[:, dependent] = K
+    projection[:, dependent] = base_map
     names = layout.names
     relations = tuple(
         ((names[independent[k]], 1.0),)
-        + tuple((names[d], float(K[k, j])) for j, d in enumerate(dependent) if K[k, j] != 0.0)
+        + tuple((names[d], float(base_map[k, j]))
+                for j, d in enumerate(dependent) if base_map[k, j] != 0.0)
         for k in range(rank))
     projection.setflags(write=False)
     return BaseParameters(names, independent, dependent, projection, relations)

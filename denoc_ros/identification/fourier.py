@@ -17,7 +17,8 @@ The finite Fourier series of excitation trajectories and its exact derivatives.
 
 Each joint follows a finite Fourier series of period ``T`` (Swevers, Ganseman, Tukel,
 De Schutter & Van Brussel, "Optimal robot excitation and identification", IEEE Trans. Robotics
-and Automation 13(5), 1997), ``w_f = 2 pi / T``, ``k = 1..K``::
+and Automation 13(5), 1997), ``w_f = 2 pi / T``, ``k = 1..K`` (``K`` harmonics: the one meaning
+of a bare ``K`` in this package, as in ``denoc_excitation --harmonics K``)::
 
     q_j(t)   = q0_j + sum_k  a_jk / (w_f k) sin(w_f k t) - b_jk / (w_f k) cos(w_f k t)
     qd_j(t)  =        sum_k  a_jk cos(w_f k t) + b_jk sin(w_f k t)

@@ -31,11 +31,11 @@ from ..errors import InputError
 __all__ = ['write_trajectory_yaml', 'write_trajectory_csv']
 
 
-def _trajectory_arrays(joint_names, t, q, qd, qdd):
+def _trajectory_arrays(joint_names, t, *tables):
     names = [str(j) for j in joint_names]
     t = np.asarray(t, dtype=float).reshape(-1)
-    arrays = [np.asarray(x, dtype=float) for x in (q, qd, qdd)]
-    for what, x in zip(('positions', 'velocities', 'accelerations'), arrays):
+    arrays = [np.asarray(x, dtype=float) for x in tables]
+    for what, x in zip(('positions', 'velocities', 'accelerations', 'efforts'), arrays):
         if x.shape != (t.size, len(names)):
             raise InputError(f'{what} have shape {x.shape}, expected {(t.size, len(names))} '
                              '(times, joints)')
@@ -46,22 +46,25 @@ def _trajectory_arrays(joint_names, t, q, qd, qdd):
     return names, t, arrays
 
 
-def write_trajectory_yaml(path, joint_names, t, q, qd, qdd, comment=None):
+def write_trajectory_yaml(path, joint_names, t, q, qd, qdd, comment=None, effort=None):
     """
     Write one trajectory_msgs/JointTrajectory as YAML, the form ``ros2 topic pub`` accepts.
 
     ``{header: {stamp: {sec: 0, nanosec: 0}, frame_id: ''}, joint_names: [...], points:
-    [{positions, velocities, accelerations, effort: [], time_from_start: {sec, nanosec}},
-    ...]}``; ``t`` [s] (N,), ``q``, ``qd``, ``qdd`` (N, n). ``comment``: lines written first
-    as YAML comments. Written by ``yaml.safe_dump``: mappings as blocks, each list of numbers
-    on one line, numbers in full precision (``repr``, so they load back bit for bit).
+    [{positions, velocities, accelerations, effort, time_from_start: {sec, nanosec}},
+    ...]}``; ``t`` [s] (N,), ``q``, ``qd``, ``qdd`` and ``effort`` (N, n) (``effort`` None:
+    each point's ``effort: []``). ``comment``: lines written first as YAML comments. Written by
+    ``yaml.safe_dump``: mappings as blocks, each list of numbers on one line, numbers in full
+    precision (``repr``, so they load back bit for bit).
     """
-    names, t, (q, qd, qdd) = _trajectory_arrays(joint_names, t, q, qd, qdd)
+    tables = (q, qd, qdd) + (() if effort is None else (effort,))
+    names, t, (q, qd, qdd, *effort) = _trajectory_arrays(joint_names, t, *tables)
     points = []
     for k in range(t.size):
         sec, nanosec = divmod(int(round(t[k] * 1e9)), 1_000_000_000)
         points.append({'positions': q[k].tolist(), 'velocities': qd[k].tolist(),
-                       'accelerations': qdd[k].tolist(), 'effort': [],
+                       'accelerations': qdd[k].tolist(),
+                       'effort': effort[0][k].tolist() if effort else [],
                        'time_from_start': {'sec': sec, 'nanosec': nanosec}})
     message = {'header': {'stamp': {'sec': 0, 'nanosec': 0}, 'frame_id': ''},
                'joint_names': names, 'points': points}

@@ -30,7 +30,8 @@ order, for a JointGroupEffortController); ``~/tracking_error`` (JointState: posi
 velocity = qd_d - qd) shows how well it tracks.
 
 ``mass_scale`` multiplies every mass and inertia of the controller's model, to study a wrong
-model (1.1 = 10 % too heavy).
+model (1.1 = 10 % too heavy): its inertial parameters times the factor, through
+:func:`denoc_ros.with_inertial_parameters`, so the model's warnings judge the scaled bodies.
 
 ``trajectory_file``: a YAML file holding one JointTrajectory in the form ``ros2 topic pub``
 accepts (what ``denoc_excitation --output`` writes)::
@@ -70,6 +71,8 @@ from .settings import PER_JOINT, Spec
 from ..description import read_description
 from ..errors import DenocError, InputError
 from ..feedforward import computed_torque
+from ..identification.parameters import inertial_parameters, with_inertial_parameters
+from ..model import joint_order
 from ..trajectories.sampling import TrajectorySampler
 from ..urdf import load_urdf
 
@@ -210,16 +213,16 @@ class ComputedTorqueController(Node):
         get = values.get
         xml = get('robot_description') or read_description(get('urdf_path'))
         model = load_urdf(xml, gravity=get('gravity'))
-        scale = get('mass_scale')
-        self.model = model.replace(mass=model.mass * scale, inertia=model.inertia * scale)
+        scale = get('mass_scale')  # > 0: scaled bodies stay physical, but keep them as they are
+        self.model = with_inertial_parameters(model, scale * inertial_parameters(model),
+                                              check=False)
         n = self.model.dof
         self.kp = _gains('kp', get('kp'), n)
         self.kd = _gains('kd', get('kd'), n)
-        order = get('joints') or list(self.model.joint_names)
-        unknown = [j for j in order if j not in self.model.joint_names]
-        if unknown:
-            raise InputError('joints names unknown joint(s): ' + ', '.join(unknown))
-        self._command_index = np.array([self.model.joint_names.index(j) for j in order])
+        names = self.model.joint_names
+        # position in ``joints`` of each model joint, inverted: the model joint of each command
+        self._command_index = np.argsort(joint_order(
+            names, get('joints') or names, "the parameter 'joints'", others=False))
         self._joint_map = JointMap(self.model.joint_names)
         zero = np.zeros(n)  # warm up: compilation is not paid by the first joint state
         computed_torque(self.model, zero, zero, (zero, zero, zero), self.kp, self.kd)
@@ -239,10 +242,7 @@ class ComputedTorqueController(Node):
 
     def _sampler_of(self, msg):
         """Return a TrajectorySampler over a trajectory message's points, in model joint order."""
-        missing = [j for j in self.model.joint_names if j not in msg.joint_names]
-        if missing:
-            raise InputError('trajectory lacks joint(s) ' + ', '.join(missing))
-        index = self._joint_map.indices(msg.joint_names)
+        index = joint_order(self.model.joint_names, list(msg.joint_names), 'the trajectory')
         times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points]
 
         def table(field):

@@ -84,6 +84,7 @@ from ._main import init_ros
 from .settings import PER_JOINT, Spec
 from ..description import read_description
 from ..errors import DenocError, InputError
+from ..model import joint_order
 from ..mujoco_arm import MujocoArm
 from ..signals import handle_interrupts, ignore_further_interrupts
 from ..urdf import load_urdf
@@ -151,11 +152,9 @@ class SimArm(Node):
                              keep_joint_dynamics=get('keep_joint_dynamics'),
                              payload=self._payload(get), friction=friction)
         names = self.arm.joint_names
-        order = get('joints') or list(names)
-        unknown = [j for j in order if j not in names]
-        if unknown or len(order) != len(names):
-            raise InputError(f'joints must name each of {", ".join(names)} once, got {order}')
-        self._command_index = np.array([names.index(j) for j in order])
+        # position in ``joints`` of each arm joint, inverted: the arm joint of each command
+        self._command_index = np.argsort(joint_order(
+            names, get('joints') or names, "the parameter 'joints'", others=False))
         q0 = get('initial_positions')
         if len(q0) not in (0, 1, self.arm.dof):
             raise InputError(f'parameter initial_positions: has {len(q0)} values; give none, 1 '

@@ -33,12 +33,23 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f'{self.prog}: error: {message} (see --help)\n')
 
 
-def add_model_arguments(parser, chain='chain'):
-    """Add the arguments that choose the model and its joint terms (``--urdf``, ...)."""
+def add_robot_arguments(parser, chain='chain'):
+    """Add the arguments that choose the model: ``--urdf``, ``--base-link``, ``--tip-link``."""
     parser.add_argument('--urdf', required=True,
                         help='robot description: URDF or xacro file, or a bundled robot name')
     parser.add_argument('--base-link', default=None, help=f'first link of the {chain}')
     parser.add_argument('--tip-link', default=None, help=f'last link of the {chain}')
+
+
+def robot_of(args):
+    """Return ``(URDF text, model)`` of the robot arguments."""
+    text = read_description(args.urdf)
+    return text, load_urdf(text, base_link=args.base_link, tip_link=args.tip_link)
+
+
+def add_model_arguments(parser, chain='chain'):
+    """Add the robot arguments and those of the joint terms to identify (``--friction``, ...)."""
+    add_robot_arguments(parser, chain)
     parser.add_argument('--friction', choices=sorted(FRICTION_CHOICES),
                         default='viscous+coulomb', help='joint friction to identify')
     parser.add_argument('--armature', action='store_true',
@@ -49,8 +60,7 @@ def add_model_arguments(parser, chain='chain'):
 
 def model_of(args):
     """Return ``(URDF text, model, joint terms)`` of the model arguments."""
-    text = read_description(args.urdf)
-    model = load_urdf(text, base_link=args.base_link, tip_link=args.tip_link)
+    text, model = robot_of(args)
     return text, model, chosen_terms(args.friction, args.offset, args.armature)
 
 

@@ -37,7 +37,6 @@ limits.
 Exit status 0 on success; bad input: one line on stderr and status 1 (2 for a usage error).
 """
 
-import json
 import math
 import pathlib
 import sys
@@ -45,12 +44,12 @@ import sys
 import numpy as np
 import yaml
 
-from ._cli import Parser, tool_main
-from ..description import read_description
+from ._cli import add_robot_arguments, Parser, robot_of, tool_main
 from ..errors import InputError
+from ..identification.trajectory_files import write_trajectory_yaml
+from ..model import joint_order
 from ..payload import attach_payload
 from ..trajectories.retime import DEFAULT_SAMPLE_PERIOD, retime
-from ..urdf import load_urdf
 
 PROG = 'denoc_retime'
 
@@ -58,10 +57,7 @@ PROG = 'denoc_retime'
 def _parser():
     parser = Parser(prog=PROG, description='Retime a joint path time-optimally under the '
                     "arm's effort, velocity and acceleration limits (TOPP-RA).")
-    parser.add_argument('--urdf', required=True,
-                        help='robot description: URDF or xacro file, or a bundled robot name')
-    parser.add_argument('--base-link', default=None, help='first link of the chain')
-    parser.add_argument('--tip-link', default=None, help='last link of the chain')
+    add_robot_arguments(parser)
     parser.add_argument('--input', required=True, help='JointTrajectory YAML: the waypoints')
     parser.add_argument('--output', required=True, help='retimed JointTrajectory YAML')
     parser.add_argument('--payload', default=None, metavar='LINK,MASS,CX,CY,CZ',
@@ -102,14 +98,10 @@ def read_waypoints(path, model):
             or not isinstance(data.get('points'), list):
         raise InputError(f'{path}: expected a JointTrajectory (joint_names, points)')
     names = [str(n) for n in data['joint_names']]
-    unknown = [n for n in names if n not in model.joint_names]
-    if unknown:
-        raise InputError(f'{path}: joint {unknown[0]!r} is not a joint of the model '
-                         f'({", ".join(model.joint_names)})')
-    missing = [j for j in model.joint_names if j not in names]
-    if missing:
-        raise InputError(f'{path}: the trajectory lacks joint(s) {", ".join(missing)}')
-    index = [names.index(j) for j in model.joint_names]
+    try:
+        index = joint_order(model.joint_names, names, 'the trajectory', others=False)
+    except InputError as err:
+        raise InputError(f'{path}: {err}') from None
     rows = []
     for k, point in enumerate(data['points']):
         positions = point.get('positions') if isinstance(point, dict) else None
@@ -124,25 +116,10 @@ def read_waypoints(path, model):
     return np.array(rows)
 
 
-def _floats(values):
-    return json.dumps([float(v) for v in values])
-
-
 def write_retimed_yaml(path, result, comment):
-    """Write the retimed trajectory as a JointTrajectory YAML (efforts included)."""
-    lines = [f'# {line}' for line in comment.splitlines()]
-    lines += ['header:', '  stamp: {sec: 0, nanosec: 0}', "  frame_id: ''",
-              f'joint_names: {json.dumps(list(result.joint_names))}', 'points:']
-    for k in range(result.t.size):
-        sec, nanosec = divmod(int(round(result.t[k] * 1e9)), 1_000_000_000)
-        lines += [f'- positions: {_floats(result.q[k])}',
-                  f'  velocities: {_floats(result.qd[k])}',
-                  f'  accelerations: {_floats(result.qdd[k])}',
-                  f'  effort: {_floats(result.effort[k])}',
-                  f'  time_from_start: {{sec: {sec}, nanosec: {nanosec}}}']
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text('\n'.join(lines) + '\n')
+    """Write the retimed trajectory as a JointTrajectory YAML, efforts included."""
+    write_trajectory_yaml(path, result.joint_names, result.t, result.q, result.qd, result.qdd,
+                          comment=comment, effort=result.effort)
 
 
 def plot_efforts(path, result, limits):
@@ -182,8 +159,7 @@ def run(args):
         value = getattr(args, name)
         if not (math.isfinite(value) and value > 0.0):
             raise InputError(f'--{name.replace("_", "-")} is {value}: it must be positive')
-    model = load_urdf(read_description(args.urdf), base_link=args.base_link,
-                      tip_link=args.tip_link)
+    _, model = robot_of(args)
     if args.payload:
         model = _payload(model, args.payload)
     waypoints = read_waypoints(args.input, model)

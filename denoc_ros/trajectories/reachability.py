@@ -18,9 +18,10 @@ The TOPP-RA reachability core: per-stage sets, the backward and the forward pass
 With ``x = sd^2`` and ``u = sdd`` each grid stage's constraints are rows ``a u + b x <= h``
 (Pham & Pham 2018, Eq. 3-5; built by :mod:`.path_dynamics`). :func:`_eliminate` gives a
 stage's bounds on ``x`` by eliminating ``u`` (Fourier-Motzkin), :func:`_controllable_sets`
-the controllable sets ``K_i`` (backward pass, Alg. 1), :func:`_forward` the greatest ``u``
-keeping ``x_{i+1}`` in ``K_{i+1}`` under a reference profile (:func:`_reference`, the sets'
-upper bounds with their dips widened). The method is :mod:`.retime`'s docstring.
+the controllable sets ``[lo_i, hi_i]`` of ``x`` (backward pass, Alg. 1), :func:`_forward` the
+greatest ``u`` keeping ``x_{i+1}`` in ``[lo_{i+1}, hi_{i+1}]`` under a reference profile
+(:func:`_reference`, the sets' upper bounds with their dips widened). The method is
+:mod:`.retime`'s docstring.
 """
 
 import numpy as np
@@ -84,11 +85,11 @@ def _eliminate(a, b, h, i, lo_next, hi_next, two_delta, tol, pb, ph, nb, nh):
 @jit
 def _controllable_sets(a, b, h, xmax, s, lo, hi, same, old_lo, old_hi):
     """
-    Backward pass (Pham & Pham Alg. 1): ``K_i = [lo_i, hi_i]``; the failed stage or -1.
+    Backward pass (Pham & Pham Alg. 1): the controllable sets ``[lo_i, hi_i]``; failed stage or -1.
 
     Where a stage's rows are the ``same`` as in the solve that gave ``old_lo``, ``old_hi``
-    and ``K_{i+1}`` is too, ``K_i`` is the old one (a re-solve after a local change redoes
-    the changed stretch and what it reaches upstream only).
+    and stage ``i + 1``'s set is too, stage ``i``'s set is the old one (a re-solve after a
+    local change redoes the changed stretch and what it reaches upstream only).
     """
     N = s.shape[0] - 1
     tol = 1e-9
@@ -115,7 +116,7 @@ def _controllable_sets(a, b, h, xmax, s, lo, hi, same, old_lo, old_hi):
 
 @jit
 def _forward(a, b, h, s, lo, hi, ref, x, u):
-    """Forward pass: from rest, the greatest ``u_i`` keeping ``x_{i+1}`` in ``K_{i+1}``, <= ref."""
+    """Forward pass: from rest, the greatest ``u_i`` keeping ``x_{i+1}`` in its set, <= ref."""
     N = s.shape[0] - 1
     R = a.shape[1]
     x[0] = 0.0
@@ -130,7 +131,7 @@ def _forward(a, b, h, s, lo, hi, ref, x, u):
                 ub = min(ub, (h[i, k] - b[i, k] * xi) / ak)
             elif ak < 0.0:
                 lb = max(lb, (h[i, k] - b[i, k] * xi) / ak)
-        ui = max(ub, lb)  # ub < lb only by rounding: stay inside K_{i+1}
+        ui = max(ub, lb)  # ub < lb only by rounding: stay inside [lo, hi]_{i+1}
         xn = xi + two_delta * ui
         xn = min(max(xn, lo[i + 1]), hi[i + 1])
         u[i] = (xn - xi) / two_delta
@@ -141,7 +142,7 @@ def _forward(a, b, h, s, lo, hi, ref, x, u):
 
 def _reference(hi):
     """
-    Return the profile the forward pass stays under: ``K``'s upper bounds, its dips widened.
+    Return the profile the forward pass stays under: ``hi``, its dips widened.
 
     Riding the boundary of the controllable sets exactly, as the greedy pass does, makes ``u``
     chatter where a joint's ``a(s)`` crosses zero (a dynamic singularity: the boundary has a

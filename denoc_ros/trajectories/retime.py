@@ -40,11 +40,11 @@ towards the fixed point (``VISCOUS_ITERATIONS``, averaged, shrunk by ``VISCOUS_S
 the bound leaves no margin), and the last pass also caps ``x <= sd_prev^2``, which makes it a
 feasible (conservative) solution of the problem with friction.
 
-Each stage's feasible set is 2-D; the controllable sets ``K_i = [min x, max x]`` (backward
-pass) are found exactly by eliminating ``u`` (Fourier-Motzkin: every pair of rows bounding ``u``
-from opposite sides gives one bound on ``x``), the forward pass takes the greatest ``u`` that
-keeps ``x_{i+1}`` in ``K_{i+1}`` (Pham & Pham, Alg. 1). The motion starts and ends at rest
-(``x_0 = x_N = 0``).
+Each stage's feasible set is 2-D; the controllable sets ``[lo_i, hi_i]`` (the least and
+greatest ``x``, backward pass) are found exactly by eliminating ``u`` (Fourier-Motzkin: every
+pair of rows bounding ``u`` from opposite sides gives one bound on ``x``), the forward pass
+takes the greatest ``u`` that keeps ``x_{i+1}`` in ``[lo_{i+1}, hi_{i+1}]`` (Pham & Pham,
+Alg. 1). The motion starts and ends at rest (``x_0 = x_N = 0``).
 
 The gaps between grid points. TOPP-RA enforces the constraints at the grid points only, and a
 controller interpolates the output points (quintic Hermite polynomials through positions,
