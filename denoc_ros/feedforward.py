@@ -44,7 +44,7 @@ import numpy as np
 from .dynamics import _compile
 from .dynamics import (coriolis_matrix, coriolis_torques, forward_dynamics, gravity_torques,
                        inverse_dynamics, mass_matrix)
-from .dynamics._state import one_state
+from .dynamics._fast import one_state
 from .dynamics.prediction import prediction_one
 from .errors import InputError
 from .model import RobotModel

@@ -73,6 +73,7 @@ FUNCTIONS = {
     'coriolis_torques': (dr.coriolis_torques, 2),
     'convective_inertia_matrix': (dr.convective_inertia_matrix, 2),
     'jacobian': (dr.jacobian, 1),
+    'regressor': (dr.regressor, 3),
 }
 
 
@@ -205,16 +206,54 @@ def test_models_keep_their_own_scratch_space(model):
 def test_the_packed_form_lives_apart_from_the_model_and_dies_with_it():
     """The model holds no kernel form or scratch; its cache entry goes when the model goes."""
     import gc
+    import weakref
     m = dr.load_urdf(bundled_urdf('ur5e'))
     dr.mass_matrix(m, np.zeros(m.dof))
-    key = id(m)
+    key, alive = id(m), weakref.ref(m)
     assert PACKED[key] is packed(m)
     assert not any(isinstance(v, PackedModel) for v in vars(m).values())
     del m
     gc.collect()
+    # The fast paths keep the model of the last call (a cache of one) until another model's call.
+    other = dr.load_urdf(bundled_urdf('panda'))
+    dr.gravity_torques(other, np.zeros(other.dof))
+    gc.collect()
+    assert alive() is None
     assert key not in PACKED
     with pytest.raises(dr.InputError, match='RobotModel'):  # the dead model's data is not reused
         dr.mass_matrix(None, np.zeros(6))
+
+
+class DuckVector:
+    """An array-like with ``ndim`` and a float64 ``dtype`` that is no NumPy array."""
+
+    def __init__(self, values):
+        self.values = np.array(values, dtype=float)
+        self.ndim, self.dtype, self.shape = 1, self.values.dtype, self.values.shape
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values if dtype is None else self.values.astype(dtype)
+
+
+def test_array_likes_that_are_no_ndarray_take_the_checked_path(model):
+    """The compiled entry points refuse them (TypeError before the kernel runs): same result."""
+    rng = np.random.default_rng(12)
+    for name, (function, count) in FUNCTIONS.items():
+        states = [rng.uniform(-1.0, 1.0, model.dof) for _ in range(count)]
+        expected = function(model, *states)
+        np.testing.assert_array_equal(function(model, *[DuckVector(s) for s in states]),
+                                      expected, err_msg=name)
+
+
+def test_the_public_functions_keep_their_signature_and_docstring():
+    """The generated fast path stands in for the function: same parameters, defaults, docs."""
+    import inspect
+    for function in (dr.inverse_dynamics, dr.forward_dynamics, dr.jacobian, dr.mass_matrix):
+        checked = function.__wrapped__
+        assert inspect.signature(function) == inspect.signature(checked)
+        assert function.__doc__ == checked.__doc__ and function.__doc__
+        assert function.__name__ == checked.__name__
+        assert function.__defaults__ == checked.__defaults__
 
 
 # Every single-state fast path: (module, the kernel entry it calls, a call of the public function).

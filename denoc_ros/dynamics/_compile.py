@@ -31,7 +31,7 @@ nothing with mass).
 
 Single states take a fast path: :func:`single_state` gives the public function the compiled
 entry point of a ``*_one`` kernel, called without numba's dispatcher once the caller has
-checked type, dtype and number of dimensions itself (:func:`._state.one_state`). Such a kernel
+checked type, dtype and number of dimensions itself (:mod:`._fast`). Such a kernel
 takes the model as one integer, its :func:`model_handle` (the address of a small header naming
 the packed arrays and a per-model scratch space, both kept by :mod:`._packed` in the dynamics
 layer, not by the model), which :func:`model_arrays` turns back into arrays: an

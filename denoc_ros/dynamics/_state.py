@@ -27,30 +27,13 @@ other joint-space argument (velocities, accelerations, forces) has length ``mode
 differ for a floating-base model (``7 + n`` and ``6 + n``), whose quaternion ``q[3:7]`` must be
 of unit length within ``QUATERNION_TOLERANCE`` (it is then normalised).
 
-The single-state fast path, the same in every public function: :func:`one_state` decides by
-explicit checks -- every state argument an ``ndarray`` (not a subclass) of one dimension and
-native float64 (any strides), the model a RobotModel -- and returns the model's packed form
-(:func:`._packed.packed`), whose ``handle`` the compiled entry point of a ``*_one`` kernel takes
-(:func:`._compile.single_state`); the kernel checks lengths and finiteness itself and returns a
-status. Anything else -- lists, other dtypes, batches, bad input, a non-OK kernel status --
-takes the checked path through :func:`prepare` and :func:`kernel_arrays`, so every error message
-is the one documented here. No exception is caught: an error raised inside a kernel surfaces.
-
-    def mass_matrix(model, q):
-        pk = one_state(model, q)
-        if pk is not None:
-            out = _empty(pk.square)
-            if not _mass_matrix_one(pk.handle, q, out):
-                return out
-        ...  # the checked path
+The single-state fast path in front of the public functions, and its checks: :mod:`._fast`.
 """
-
-import weakref
 
 import numpy as np
 
-from ._compile import FLOAT64, warn_if_interpreted
-from ._packed import PACKED, packed
+from ._compile import warn_if_interpreted
+from ._packed import packed
 from .kinematics import QUATERNION_TOLERANCE
 from ..errors import InputError
 from ..model import RobotModel
@@ -61,66 +44,6 @@ CONFIGURATIONS = ('q', 'q0')
 NO_WRENCH = np.zeros((0, 6))
 #: An empty acceleration argument of the ``*_one`` kernels: zero accelerations.
 NO_ACCEL = np.zeros(0)
-_nd = np.ndarray
-# The packed-form cache's lookup, bound once; and the model of the previous fast-path call (a
-# weak reference: it keeps no model alive) with its PackedModel, checked first: a call of the
-# reference and an identity test cost a third of ``id(model)`` and the dict lookup.
-_cached = PACKED.get
-_NO_MODEL = object()
-
-
-def _no_model():
-    """Return a sentinel that is no model: there is no recent call, or its model died."""
-    return _NO_MODEL
-
-
-_recent_model, _recent_packed = _no_model, None
-
-
-def _forget(ref):
-    """Drop the recent pair when its model dies (so that a dead reference matches nothing)."""
-    global _recent_model, _recent_packed
-    if ref is _recent_model:
-        _recent_model, _recent_packed = _no_model, None
-
-
-def one_state(model, q, qd=None, qdd=None):
-    """
-    Return the model's PackedModel if ``q`` (and ``qd``, ``qdd`` unless None) go to a kernel as is.
-
-    That is: each an ``ndarray`` of one dimension and dtype native float64 (any strides: the
-    ``*_one`` kernels make inputs contiguous), and ``model`` a RobotModel; else None, and the
-    caller takes its checked path. Checks of type, not of values: the kernel checks lengths and
-    finiteness and reports them in its status.
-    """
-    if (type(q) is _nd and q.ndim == 1 and q.dtype is FLOAT64
-            and (qd is None or (type(qd) is _nd and qd.ndim == 1 and qd.dtype is FLOAT64))
-            and (qdd is None or (type(qdd) is _nd and qdd.ndim == 1
-                                 and qdd.dtype is FLOAT64))):
-        if _recent_model() is model:  # the model of the previous call (the common case)
-            return _recent_packed
-        return _remember(model)
-    return None
-
-
-def _remember(model):
-    """Return the model's PackedModel (None if no model), kept as the recent one."""
-    global _recent_model, _recent_packed
-    pk = _cached(id(model))
-    if pk is None:
-        if not isinstance(model, RobotModel):
-            return None
-        pk = packed(model)
-    _recent_model, _recent_packed = weakref.ref(model, _forget), pk
-    return pk
-
-
-def one_wrench_set(pk, f_ext):
-    """Return True if ``f_ext`` (not None) goes to a ``*_one`` kernel as is: (nb, ...) float64."""
-    # A (0, 6) f_ext would read as "no wrenches" in the kernel: the length is checked here, the
-    # width of 6 by the kernel.
-    return (type(f_ext) is _nd and f_ext.ndim == 2 and f_ext.dtype is FLOAT64
-            and f_ext.shape[0] == pk.nb)
 
 
 def check_model(model):

@@ -47,11 +47,11 @@ Integrating the forward dynamics over time: :mod:`.prediction` (compiled, the no
 import numpy as np
 
 from . import _compile
-from ._compile import (add_row6, all_finite, cross, jit, mat6_vec, model_arrays,
-                       single_state)
+from ._compile import add_row6, all_finite, cross, jit, mat6_vec, model_arrays
+from ._fast import fast_path
 from ._packed import MASS, NV, PARENT, V0
 from ._packed import packed
-from ._state import finish, kernel_arrays, NO_WRENCH, one_state, one_wrench_set, prepare
+from ._state import finish, kernel_arrays, prepare
 from .crba import mass_matrix_batch
 from .kinematics import (_C, _I, _KAPPA, _T, _TD, _W, carried, configuration_ok,
                          configuration_size, congruence_add, forward_kinematics,
@@ -240,11 +240,6 @@ def forward_dynamics_batch(ints, reals, q, qd, tau, fext, out):
     return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-_empty = np.empty
-_forward_dynamics_one = single_state(forward_dynamics_one, globals(), '_forward_dynamics_one',
-                                     'vvvwo')
-
-
 def singular_error(model, k):
     """Return the InputError for a mass matrix that is singular along velocity ``k``."""
     if model.floating and k < 6:
@@ -255,6 +250,8 @@ def singular_error(model, k):
                       f'{what} (the bodies it carries are massless along its motion)')
 
 
+@fast_path(forward_dynamics_one, 'vvvwo', states='q qd tau', wrench='f_ext',
+           args='q, qd, tau, f_ext', result='pk.nv')
 def forward_dynamics(model, q, qd, tau, f_ext=None):
     """
     Return the accelerations ``qdd`` under the forces ``tau`` (O(n), Saha's UDU^T).
@@ -264,12 +261,6 @@ def forward_dynamics(model, q, qd, tau, f_ext=None):
     is the base acceleration (the time derivative of ``v[:6]``, base frame) and ``tau[:6]`` the
     wrench applied to the base (zeros: free floating).
     """
-    pk = one_state(model, q, qd, tau)  # one state: straight to the kernel (see _state)
-    if pk is not None and (f_ext is None or one_wrench_set(pk, f_ext)):
-        out = _empty(pk.nv)
-        if not _forward_dynamics_one(pk.handle, q, qd, tau, NO_WRENCH if f_ext is None else f_ext,
-                                     out):
-            return out
     batch, (q, qd, tau), f_ext = prepare(model, (('q', q), ('qd', qd), ('tau', tau)), f_ext)
     (q, qd, tau), f_ext = kernel_arrays(model, (q, qd, tau), f_ext)
     pk = packed(model)

@@ -36,11 +36,10 @@ Saha's term; the printed Eq. 28 has ``B_ij`` where ``B_dot_ij`` belongs and drop
 ``B_ij``, and ``M~`` where the composite ``M'~`` of ``M_dot`` belongs.)
 """
 
-import numpy as np
-
-from ._compile import cross, jit, mat6_vec, single_state
+from ._compile import cross, jit, mat6_vec
+from ._fast import fast_path
 from ._packed import MASS, NV, PARENT, V0
-from ._state import checked_batch, one_state, square
+from ._state import checked_batch, square
 from .kinematics import (_C, _I, _T, add_b_transpose_times, expand_inertia, forward_kinematics,
                          times_b, twists, velocity_matrix_batch, velocity_matrix_one,
                          world_inertias, zero_unless_chain)
@@ -190,19 +189,13 @@ def convective_inertia_matrix_one(handle, q, qd, out):
     return velocity_matrix_one(convective_state, handle, q, qd, out)
 
 
-_convective_inertia_matrix_one = single_state(
-    convective_inertia_matrix_one, globals(), '_convective_inertia_matrix_one', 'vvm')
-
-
 @jit
 def convective_inertia_matrix_batch(ints, reals, q, qd, out):
     """Write Saha's convective inertia matrix of each row of (B, ...) states into ``out``."""
     return velocity_matrix_batch(convective_state, ints, reals, q, qd, out)
 
 
-_empty = np.empty
-
-
+@fast_path(convective_inertia_matrix_one, 'vvm', states='q qd', result='pk.square')
 def convective_inertia_matrix(model, q, qd):
     """
     Return Saha's convective inertia matrix ``C = N^T (M N_dot + M_dot N)`` (Eq. 20, 25-29).
@@ -210,10 +203,5 @@ def convective_inertia_matrix(model, q, qd):
     Shape ``(..., nv, nv)``; ``C qd`` is the Coriolis/centrifugal force and ``dM/dt - 2 C`` is
     skew-symmetric, but ``C`` differs from the Christoffel :func:`coriolis_matrix`.
     """
-    pk = one_state(model, q, qd)  # one state: straight to the kernel (see _state)
-    if pk is not None:
-        out = _empty(pk.square)
-        if not _convective_inertia_matrix_one(pk.handle, q, qd, out):
-            return out
     return checked_batch(model, convective_inertia_matrix_batch, (('q', q), ('qd', qd)), square,
                          'convective_inertia_matrix')

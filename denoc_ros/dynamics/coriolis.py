@@ -31,11 +31,10 @@ ancestors-or-self), ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` with
 ``C_ab = S_a^T (I^c_m S_dot_b + K^c_m S_b)`` with ``m`` the deeper of ``a, b``.
 """
 
-import numpy as np
-
-from ._compile import cross, jit, mat6_vec, single_state
+from ._compile import cross, jit, mat6_vec
+from ._fast import fast_path
 from ._packed import NV, PARENT, V0
-from ._state import checked_batch, one_state, square
+from ._state import checked_batch, square
 from .kinematics import (_C, _T, expand_inertia, forward_kinematics, origin_inertia, twists,
                          velocity_matrix_batch, velocity_matrix_one, zero_unless_chain)
 
@@ -187,10 +186,7 @@ def coriolis_matrix_batch(ints, reals, q, qd, out):
     return velocity_matrix_batch(christoffel_state, ints, reals, q, qd, out)
 
 
-_empty = np.empty
-_coriolis_matrix_one = single_state(coriolis_matrix_one, globals(), '_coriolis_matrix_one', 'vvm')
-
-
+@fast_path(coriolis_matrix_one, 'vvm', states='q qd', result='pk.square')
 def coriolis_matrix(model, q, qd):
     """
     Return the Christoffel-consistent Coriolis matrix, ``C_ij = sum_k Gamma_ijk qd_k``.
@@ -198,10 +194,5 @@ def coriolis_matrix(model, q, qd):
     ``Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)``; shape ``(..., nv, nv)``; equals
     Pinocchio's ``computeCoriolisMatrix``. Computed by composite bodies (Echeandia & Wensing).
     """
-    pk = one_state(model, q, qd)  # one state: straight to the kernel (see _state)
-    if pk is not None:
-        out = _empty(pk.square)
-        if not _coriolis_matrix_one(pk.handle, q, qd, out):
-            return out
     return checked_batch(model, coriolis_matrix_batch, (('q', q), ('qd', qd)), square,
                          'coriolis_matrix')

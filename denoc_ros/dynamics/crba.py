@@ -31,9 +31,10 @@ matrix (:mod:`.coriolis`).
 import numpy as np
 
 from . import _compile
-from ._compile import all_finite, cross, jit, model_arrays, single_state
+from ._compile import all_finite, cross, jit, model_arrays
+from ._fast import fast_path
 from ._packed import NV, PARENT, V0
-from ._state import checked_batch, one_state, square
+from ._state import checked_batch, square
 from .kinematics import (_C, configuration_ok, configuration_size, forward_kinematics,
                          KIN_WIDTH, origin_inertia, zero_unless_chain)
 
@@ -139,15 +140,7 @@ def mass_matrix_batch(ints, reals, q, out):
     return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-_empty = np.empty
-_mass_matrix_one = single_state(mass_matrix_one, globals(), '_mass_matrix_one', 'vm')
-
-
+@fast_path(mass_matrix_one, 'vm', states='q', result='pk.square')
 def mass_matrix(model, q):
     """Return the symmetric positive definite mass matrix ``M(q)``, (..., nv, nv) (Eq. 24)."""
-    pk = one_state(model, q)  # one state: straight to the kernel (see _state)
-    if pk is not None:
-        out = _empty(pk.square)
-        if not _mass_matrix_one(pk.handle, q, out):
-            return out
     return checked_batch(model, mass_matrix_batch, (('q', q),), square, 'mass_matrix')

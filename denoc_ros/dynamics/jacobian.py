@@ -39,10 +39,11 @@ from typing import Optional
 import numpy as np
 
 from . import _compile
-from ._compile import all_finite, cross, jit, model_arrays, single_state
+from ._compile import all_finite, cross, jit, model_arrays
+from ._fast import fast_path
 from ._packed import NV, PARENT, V0
 from ._packed import packed
-from ._state import finish, kernel_arrays, one_state, prepare
+from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _O, _R, _T, configuration_ok, configuration_size, forward_kinematics,
                          frame_pose_batch, KIN_WIDTH, MOT_WIDTH, twists)
 from ..errors import InputError
@@ -158,9 +159,6 @@ def jacobian_dot_times_qd_batch(ints, reals, q, qd, body, frame, out):
     return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-_jacobian_one = single_state(jacobian_one, globals(), '_jacobian_one', 'virm')
-
-
 def resolve_frame(model, frame):
     """Return the :class:`Frame` called ``frame`` (None or '': the tip) or raise InputError."""
     if frame is not None and not isinstance(frame, str):
@@ -184,6 +182,10 @@ def frame_pose(model, q, frame: Optional[str] = None):
     return finish(batch, R, 'frame rotation'), finish(batch, p, 'frame position')
 
 
+# A known frame (None and '' give the tip) goes to the kernel as its body and data.
+@fast_path(jacobian_one, 'virm', states='q', result='(6, pk.nv)', args='q, known[0], known[1]',
+           guard='(frame is None or type(frame) is str) '
+                 'and (known := pk.frames.get(frame)) is not None')
 def jacobian(model, q, frame: Optional[str] = None):
     """
     Return the geometric Jacobian J (..., 6, nv) of a frame: rows [linear; angular], base axes.
@@ -191,13 +193,6 @@ def jacobian(model, q, frame: Optional[str] = None):
     ``J qd = [v_p; w]``, the velocity of the frame origin and the angular velocity of its link.
     Columns of joints not between the base and the frame's link are zero (trees).
     """
-    pk = one_state(model, q)  # one state: straight to the kernel (see _state)
-    if pk is not None:
-        known = pk.frames.get(frame) if frame is None or type(frame) is str else None
-        if known is not None:  # None and '' give the tip
-            out = np.empty((6, pk.nv))
-            if not _jacobian_one(pk.handle, q, known[0], known[1], out):
-                return out
     batch, (qf,), _ = prepare(model, (('q', q),))
     fr = resolve_frame(model, frame)
     (qf,), _ = kernel_arrays(model, (qf,))

@@ -30,8 +30,9 @@ import numpy as np
 
 from . import _compile
 from ._compile import all_finite, jit
+from ._fast import one_state
 from ._packed import packed
-from ._state import kernel_arrays, one_state, prepare
+from ._state import kernel_arrays, prepare
 from .crba import composite_inertias, generalized_inertia_matrix, IC_WIDTH, mass_matrix
 from .jacobian import (jacobian, jacobian_dot_times_qd, jacobian_dot_times_qd_state,
                        jacobian_state, resolve_frame)

@@ -39,9 +39,10 @@ and twist rates those of the origins and leaves them independent of the paramete
 import numpy as np
 
 from . import _compile
-from ._compile import all_finite, cross, jit, model_arrays, single_state
+from ._compile import all_finite, cross, jit, model_arrays
+from ._fast import fast_path
 from ._packed import COM, NV, PARENT, V0
-from ._state import checked_batch, one_state
+from ._state import checked_batch
 from .kinematics import (_O, _R, _T, _TD, configuration_ok, configuration_size,
                          forward_kinematics, KIN_WIDTH, MOT_WIDTH, twist_rates, twists)
 
@@ -151,10 +152,7 @@ def regressor_batch(ints, reals, q, qd, qdd, out):
     return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-_empty = np.empty
-_regressor_one = single_state(regressor_one, globals(), '_regressor_one', 'vvvm')
-
-
+@fast_path(regressor_one, 'vvvm', states='q qd qdd', result='(pk.nv, 10 * pk.nb)')
 def regressor(model, q, qd, qdd):
     """
     Return the joint-torque regressor ``Y``, shape ``(..., nv, 10 nbodies)``.
@@ -167,11 +165,6 @@ def regressor(model, q, qd, qdd):
     Gravity is the model's. Joint friction, offsets and rotor inertia are extra columns, from
     :func:`denoc_ros.identification.joint_columns`.
     """
-    pk = one_state(model, q, qd, qdd)  # one state: straight to the kernel (see _state)
-    if pk is not None:
-        out = _empty((pk.nv, 10 * pk.nb))
-        if not _regressor_one(pk.handle, q, qd, qdd, out):
-            return out
     return checked_batch(model, regressor_batch, (('q', q), ('qd', qd), ('qdd', qdd)),
                          _regressor_shape, 'regressor')
 

@@ -32,11 +32,11 @@ reaction wrenches (:mod:`.reactions`).
 import numpy as np
 
 from . import _compile
-from ._compile import all_finite, cross, jit, model_arrays, row, single_state
+from ._compile import all_finite, cross, jit, model_arrays, row
+from ._fast import fast_path
 from ._packed import GRAVITY, MASS, NV, PARENT, V0
 from ._packed import packed
-from ._state import (checked_batch, finish, kernel_arrays, NO_ACCEL, NO_WRENCH, one_state,
-                     one_wrench_set, prepare, vector)
+from ._state import checked_batch, finish, kernel_arrays, prepare, vector
 from .kinematics import (_D, _I, _R, _T, _TD, _W, configuration_ok, configuration_size,
                          forward_kinematics, gyroscopic_moment, KIN_WIDTH, MOT_WIDTH,
                          twist_rates, twists, world_inertias, wrench_to_parent)
@@ -201,11 +201,8 @@ def gravity_torques_batch(ints, reals, q, out):
     return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-_empty = np.empty
-_newton_euler_one = single_state(newton_euler_one, globals(), '_newton_euler_one', 'vvvwfo')
-_gravity_torques_one = single_state(gravity_torques_one, globals(), '_gravity_torques_one', 'vo')
-
-
+@fast_path(newton_euler_one, 'vvvwfo', states='q qd qdd', wrench='f_ext',
+           args='q, qd, qdd, f_ext, 1.0', result='pk.nv')
 def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     """
     Return the generalized forces ``tau`` that produce ``qdd`` at ``(q, qd)`` (Saha Eq. 30).
@@ -220,12 +217,6 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     origin (Pinocchio's ``fext`` in the joint-local frame, ``[linear; angular]``); for a
     floating model row 0 is the base.
     """
-    pk = one_state(model, q, qd, qdd)  # one state: straight to the kernel (see _state)
-    if pk is not None and (f_ext is None or one_wrench_set(pk, f_ext)):
-        out = _empty(pk.nv)
-        if not _newton_euler_one(pk.handle, q, qd, qdd, NO_WRENCH if f_ext is None else f_ext,
-                                 1.0, out):
-            return out
     batch, (q, qd, qdd), f_ext = prepare(model, (('q', q), ('qd', qd), ('qdd', qdd)), f_ext)
     (q, qd, qdd), f_ext = kernel_arrays(model, (q, qd, qdd), f_ext)
     pk = packed(model)
@@ -234,23 +225,16 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     return finish(batch, tau, 'inverse_dynamics')
 
 
+@fast_path(gravity_torques_one, 'vo', states='q', result='pk.nv')
 def gravity_torques(model, q):
     """Return ``g(q) = ID(q, 0, 0)``, the forces holding the robot against gravity (Eq. 30)."""
-    pk = one_state(model, q)  # one state: straight to the kernel (see _state)
-    if pk is not None:
-        out = _empty(pk.nv)
-        if not _gravity_torques_one(pk.handle, q, out):
-            return out
     return checked_batch(model, gravity_torques_batch, (('q', q),), vector, 'gravity_torques')
 
 
+@fast_path(newton_euler_one, 'vvvwfo', states='q qd', args='q, qd, NO_ACCEL, NO_WRENCH, 0.0',
+           result='pk.nv')
 def coriolis_torques(model, q, qd):
     """Return ``C(q, qd) qd``, shape (..., nv): Eq. 30 with ``qdd = 0`` and no gravity."""
-    pk = one_state(model, q, qd)  # one state: straight to the kernel (see _state)
-    if pk is not None:
-        out = _empty(pk.nv)
-        if not _newton_euler_one(pk.handle, q, qd, NO_ACCEL, NO_WRENCH, 0.0, out):
-            return out
     batch, (q, qd), _ = prepare(model, (('q', q), ('qd', qd)))
     (q, qd), f_ext = kernel_arrays(model, (q, qd))
     pk = packed(model)
