@@ -57,8 +57,8 @@ is then measured with every output in use, and the report says how many messages
 delivered during the node's rounds. Their discovery is awaited too, the node's warm-up lasts
 until each has delivered a message, and their counts start once they have been quiet for 0.2 s.
 ``--external-torques`` sends efforts and subscribes to ``~/external_torques`` (the momentum
-observer's output, counted the same way); ``--observer-gain K`` starts the node with
-``-p observer_gain:=K`` (0 turns the observer off, to compare).
+observer's output, counted the same way); ``--observer-gain K_O`` starts the node with
+``-p observer_gain:=K_O`` (0 turns the observer off, to compare).
 ``--drain-limit N`` starts the node with ``-p drain_limit:=N`` (joint states that queued up
 which one callback answers after its own; default: the node's, 10).
 
@@ -551,8 +551,8 @@ def parse_args(argv=None):
     parser.add_argument('--external-torques', action='store_true',
                         help="send efforts and subscribe to the node's ~/external_torques "
                         '(the momentum observer; counted like --subscribe-all)')
-    parser.add_argument('--observer-gain', type=float, default=None, metavar='K',
-                        help='start the node with -p observer_gain:=K (0: observer off; '
+    parser.add_argument('--observer-gain', type=float, default=None, metavar='K_O',
+                        help='start the node with -p observer_gain:=K_O (0: observer off; '
                         'default: its own, 50)')
     parser.add_argument('--keep-logs', action='store_true',
                         help="keep the temporary ROS_HOME with the children's logs")

@@ -57,8 +57,8 @@ TRANSLATION = 12   # (3) joint_translation
 MASS = 15          # (1) m_i
 COM = 16           # (3) centre of mass in the body frame
 INERTIA = 19       # (9) rotational inertia about the centre of mass, body axes, row-major
-ROTATION_K = 28    # (9) joint_rotation @ (a x 1), row-major (Rodrigues: J Rot(a, q) =
-ROTATION_KK = 37   # (9) joint_rotation @ (a x 1)^2             J + sin q J A + (1 - cos q) J A^2)
+ROTATION_JA = 28   # (9) joint_rotation @ (a x 1), row-major (Rodrigues: J Rot(a, q) =
+ROTATION_JAA = 37  # (9) joint_rotation @ (a x 1)^2             J + sin q J A + (1 - cos q) J A^2)
 ROTATED_AXIS = 46  # (3) joint_rotation @ a (prismatic: the joint moves the origin along it)
 BODY_WIDTH = 49
 GRAVITY = 0
@@ -131,8 +131,8 @@ def pack_model(model) -> PackedModel:
     axis_cross[:, 0, 1], axis_cross[:, 0, 2], axis_cross[:, 1, 2] = -a[:, 2], a[:, 1], -a[:, 0]
     axis_cross[:, 1, 0], axis_cross[:, 2, 0], axis_cross[:, 2, 1] = a[:, 2], -a[:, 1], a[:, 0]
     rotated = model.joint_rotation @ axis_cross
-    reals[:n, ROTATION_K:ROTATION_K + 9] = rotated.reshape(n, 9)
-    reals[:n, ROTATION_KK:ROTATION_KK + 9] = (rotated @ axis_cross).reshape(n, 9)
+    reals[:n, ROTATION_JA:ROTATION_JA + 9] = rotated.reshape(n, 9)
+    reals[:n, ROTATION_JAA:ROTATION_JAA + 9] = (rotated @ axis_cross).reshape(n, 9)
     reals[:n, ROTATED_AXIS:ROTATED_AXIS + 3] = np.einsum('nij,nj->ni', model.joint_rotation, a)
     reals[n, GRAVITY:GRAVITY + 3] = model.gravity
     frames = {}

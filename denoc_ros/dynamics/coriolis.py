@@ -24,11 +24,12 @@ torque vector ``C qd`` itself is :func:`.rnea.coriolis_torques`.
 ``computeCoriolisMatrix``), by the method of Echeandia & Wensing (2021): with spatial quantities
 at the base-frame origin (Featherstone's convention) -- joint screws ``S_j``, body twists ``v_i``,
 spatial inertias ``I_i`` --, ``J_i`` the Jacobian of body ``i`` (columns ``S_j`` of its
-ancestors-or-self), ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` with
-``K_i = 1/2 [(v_i x*) I_i + (I_i v_i) xbar* - I_i (v_i x)]``, ``(f xbar*) v = v x* f``, and
+ancestors-or-self), ``C = sum_i J_i^T (I_i J_dot_i + B_i J_i)`` with the paper's (and
+Pinocchio's ``data.B``)
+``B_i = 1/2 [(v_i x*) I_i + (I_i v_i) xbar* - I_i (v_i x)]``, ``(f xbar*) v = v x* f``, and
 ``S_dot_j = v_j x S_j``. As every quantity is in the base frame, the composite sums
-``I^c_i = sum_{k in subtree(i)} I_k`` and ``K^c_i`` are plain sums over subtrees and
-``C_ab = S_a^T (I^c_m S_dot_b + K^c_m S_b)`` with ``m`` the deeper of ``a, b``.
+``I^c_i = sum_{k in subtree(i)} I_k`` and ``B^c_i`` are plain sums over subtrees and
+``C_ab = S_a^T (I^c_m S_dot_b + B^c_m S_b)`` with ``m`` the deeper of ``a, b``.
 """
 
 from ._compile import cross, jit, mat6_vec
@@ -50,8 +51,8 @@ SP_WIDTH = 12
 
 
 @jit
-def spatial_inertia_terms(reals, kin, t, i, v, I6, K6):
-    """Write ``I_i`` at the base origin and ``K_i = 1/2 [(v x*) I + (I v) xbar* - I (v x)]``."""
+def spatial_inertia_terms(reals, kin, t, i, v, I6, B6):
+    """Write ``I_i`` at the base origin and ``B_i = 1/2 [(v x*) I + (I v) xbar* - I (v x)]``."""
     # I_i = [[I_O, h x 1], [(h x 1)^T, m 1]] at the origin (Eq. 2 and the parallel axes).
     expand_inertia(origin_inertia(reals, kin, i), I6)
     c0, c1, c2 = kin[i, _C], kin[i, _C + 1], kin[i, _C + 2]
@@ -64,29 +65,29 @@ def spatial_inertia_terms(reals, kin, t, i, v, I6, K6):
     for r in range(6):
         a0, a1, a2 = cross(I6[r, 0], I6[r, 1], I6[r, 2], w0, w1, w2)
         b0, b1, b2 = cross(I6[r, 3], I6[r, 4], I6[r, 5], v[3], v[4], v[5])
-        K6[r, 0], K6[r, 1], K6[r, 2] = a0 + b0, a1 + b1, a2 + b2
-        K6[r, 3], K6[r, 4], K6[r, 5] = cross(I6[r, 3], I6[r, 4], I6[r, 5], w0, w1, w2)
+        B6[r, 0], B6[r, 1], B6[r, 2] = a0 + b0, a1 + b1, a2 + b2
+        B6[r, 3], B6[r, 4], B6[r, 5] = cross(I6[r, 3], I6[r, 4], I6[r, 5], w0, w1, w2)
     for r in range(6):
         for col in range(r, 6):
-            s = -0.5 * (K6[r, col] + K6[col, r])
-            K6[r, col] = s
-            K6[col, r] = s
+            s = -0.5 * (B6[r, col] + B6[col, r])
+            B6[r, col] = s
+            B6[col, r] = s
     # + 1/2 (h xbar*), (h xbar*) = [[-h_n x 1, -h_f x 1], [-h_f x 1, 0]], h = I_i v_i.
     h0, h1, h2, h3, h4, h5 = mat6_vec(I6, v[0], v[1], v[2], v[3], v[4], v[5])
     h0, h1, h2, h3, h4, h5 = 0.5 * h0, 0.5 * h1, 0.5 * h2, 0.5 * h3, 0.5 * h4, 0.5 * h5
-    K6[0, 1] += h2
-    K6[0, 2] -= h1
-    K6[1, 0] -= h2
-    K6[1, 2] += h0
-    K6[2, 0] += h1
-    K6[2, 1] -= h0
+    B6[0, 1] += h2
+    B6[0, 2] -= h1
+    B6[1, 0] -= h2
+    B6[1, 2] += h0
+    B6[2, 0] += h1
+    B6[2, 1] -= h0
     for o, p in ((0, 3), (3, 0)):
-        K6[o + 0, p + 1] += h5
-        K6[o + 0, p + 2] -= h4
-        K6[o + 1, p + 0] -= h5
-        K6[o + 1, p + 2] += h3
-        K6[o + 2, p + 0] += h4
-        K6[o + 2, p + 1] -= h3
+        B6[o + 0, p + 1] += h5
+        B6[o + 0, p + 2] -= h4
+        B6[o + 1, p + 0] -= h5
+        B6[o + 1, p + 2] += h3
+        B6[o + 2, p + 0] += h4
+        B6[o + 2, p + 1] -= h3
 
 
 @jit
@@ -95,18 +96,18 @@ def christoffel_state(ints, reals, q, qd, work, blocks, out):
     Write ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` by composite bodies into ``out``.
 
     ``work`` and ``blocks``: a scratch space of a model handle's shapes (kinematics, columns P,
-    motion, screws; the composites I^c and K^c).
+    motion, screws; the composites I^c and B^c).
     """
     nb = ints.shape[0]
     kin, P, mot, sp = work[0], work[1], work[2], work[3]
-    I_c, K_c = blocks[:nb], blocks[nb:2 * nb]
+    I_c, B_c = blocks[:nb], blocks[nb:2 * nb]
     forward_kinematics(ints, reals, q, kin, P)
     t = mot[:, _T:_T + 6]
     twists(ints, kin, P, qd, t)
     v = mot[:, 6:12]
     S, S_dot = sp[:, _S:_S + 6], sp[:, _SD:_SD + 6]
     for i in range(nb):
-        spatial_inertia_terms(reals, kin, t, i, v[i], I_c[i], K_c[i])
+        spatial_inertia_terms(reals, kin, t, i, v[i], I_c[i], B_c[i])
         c0, c1, c2 = kin[i, _C], kin[i, _C + 1], kin[i, _C + 2]
         w0, w1, w2 = v[i, 0], v[i, 1], v[i, 2]
         for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
@@ -121,12 +122,12 @@ def christoffel_state(ints, reals, q, qd, work, blocks, out):
             y0, y1, y2 = cross(w0, w1, w2, S[a, 3], S[a, 4], S[a, 5])
             S_dot[a, 3], S_dot[a, 4], S_dot[a, 5] = x0 + y0, x1 + y1, x2 + y2
     zero_unless_chain(ints, out)
-    # Children first: every quantity is at the base origin, so the composites I^c_i, K^c_i are
+    # Children first: every quantity is at the base origin, so the composites I^c_i, B^c_i are
     # plain sums over the subtree, complete when body i's turn comes (added to the parent after).
     for i in range(nb - 1, -1, -1):
         for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
-            # Row a, columns b of bodies j = i, parent(i), ...: S_a^T (I^c_i S_dot_b + K^c_i
-            # S_b), with the row vectors x = I^c_i S_a and y = K^c_i^T S_a (I^c_i symmetric).
+            # Row a, columns b of bodies j = i, parent(i), ...: S_a^T (I^c_i S_dot_b + B^c_i
+            # S_b), with the row vectors x = I^c_i S_a and y = B^c_i^T S_a (I^c_i symmetric).
             # One fused loop over both matrices, in scalars: 5 % faster than two mat6_vec or
             # 6-tuple accumulations (measured).
             x0 = x1 = x2 = x3 = x4 = x5 = 0.0
@@ -139,12 +140,12 @@ def christoffel_state(ints, reals, q, qd, work, blocks, out):
                 x3 += s * I_c[i, r, 3]
                 x4 += s * I_c[i, r, 4]
                 x5 += s * I_c[i, r, 5]
-                y0 += s * K_c[i, r, 0]
-                y1 += s * K_c[i, r, 1]
-                y2 += s * K_c[i, r, 2]
-                y3 += s * K_c[i, r, 3]
-                y4 += s * K_c[i, r, 4]
-                y5 += s * K_c[i, r, 5]
+                y0 += s * B_c[i, r, 0]
+                y1 += s * B_c[i, r, 1]
+                y2 += s * B_c[i, r, 2]
+                y3 += s * B_c[i, r, 3]
+                y4 += s * B_c[i, r, 4]
+                y5 += s * B_c[i, r, 5]
             j = i
             while j >= 0:
                 for b in range(ints[j, V0], ints[j, V0] + ints[j, NV]):
@@ -153,12 +154,12 @@ def christoffel_state(ints, reals, q, qd, work, blocks, out):
                                  + y0 * S[b, 0] + y1 * S[b, 1] + y2 * S[b, 2]
                                  + y3 * S[b, 3] + y4 * S[b, 4] + y5 * S[b, 5])
                 j = ints[j, PARENT]
-            # Column a, rows of the proper ancestors: S_c^T (I^c_i S_dot_a + K^c_i S_a).
+            # Column a, rows of the proper ancestors: S_c^T (I^c_i S_dot_a + B^c_i S_a).
             j = ints[i, PARENT]
             if j >= 0:
                 f = mat6_vec(I_c[i], S_dot[a, 0], S_dot[a, 1], S_dot[a, 2], S_dot[a, 3],
                              S_dot[a, 4], S_dot[a, 5])
-                g = mat6_vec(K_c[i], S[a, 0], S[a, 1], S[a, 2], S[a, 3], S[a, 4], S[a, 5])
+                g = mat6_vec(B_c[i], S[a, 0], S[a, 1], S[a, 2], S[a, 3], S[a, 4], S[a, 5])
                 f0, f1, f2 = f[0] + g[0], f[1] + g[1], f[2] + g[2]
                 f3, f4, f5 = f[3] + g[3], f[4] + g[4], f[5] + g[5]
                 while j >= 0:
@@ -171,7 +172,7 @@ def christoffel_state(ints, reals, q, qd, work, blocks, out):
             for r in range(6):
                 for col in range(6):
                     I_c[k, r, col] += I_c[i, r, col]
-                    K_c[k, r, col] += K_c[i, r, col]
+                    B_c[k, r, col] += B_c[i, r, col]
 
 
 @jit

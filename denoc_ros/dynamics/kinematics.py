@@ -57,7 +57,7 @@ from . import _compile
 from ._compile import (add6, add_row6, all_finite, cross, jit, model_arrays, SCRATCH_COUNT,
                        SCRATCH_WIDTH, sincos)
 from ._packed import (AXIS, COM, GRAVITY, INERTIA, JOINT_TYPE, MASS, NV, PARENT, Q0, ROTATED_AXIS,
-                      ROTATION, ROTATION_K, ROTATION_KK, TRANSLATION, V0)
+                      ROTATION, ROTATION_JA, ROTATION_JAA, TRANSLATION, V0)
 from ..joints import FREE_FLYER, PRISMATIC, REVOLUTE
 from ..spatial import quaternion_rotation
 
@@ -157,10 +157,10 @@ free_flyer_rotation = jit(inline=True)(quaternion_rotation)
 @jit(inline=True)
 def rotation_row(reals, i, row, s, v):
     """Return row ``row`` of body i's ``L = J + s J A + v J A^2`` (Rodrigues, packed J, J A)."""
-    J, K, KK = ROTATION + 3 * row, ROTATION_K + 3 * row, ROTATION_KK + 3 * row
-    return (reals[i, J] + s * reals[i, K] + v * reals[i, KK],
-            reals[i, J + 1] + s * reals[i, K + 1] + v * reals[i, KK + 1],
-            reals[i, J + 2] + s * reals[i, K + 2] + v * reals[i, KK + 2])
+    J, JA, JAA = ROTATION + 3 * row, ROTATION_JA + 3 * row, ROTATION_JAA + 3 * row
+    return (reals[i, J] + s * reals[i, JA] + v * reals[i, JAA],
+            reals[i, J + 1] + s * reals[i, JA + 1] + v * reals[i, JAA + 1],
+            reals[i, J + 2] + s * reals[i, JA + 2] + v * reals[i, JAA + 2])
 
 
 @jit
