@@ -45,9 +45,10 @@ A failure inside a kernel is therefore raised, never retried on the checked path
 
 The model's packed form is found by identity with the model of the previous call: the module
 globals ``_fp_model`` and ``_fp_pk`` of every module with a fast path, set together by
-:func:`_remember` (a global and an ``is`` cost 5 ns, a weak reference's call 25 ns, ``id`` and
-a dict lookup 40 ns). This keeps the most recent model alive (a cache of one): a model its user
-deleted, and its packed form, go when a fast path is next called with another model.
+:func:`_remember` (two global loads and an ``is``: a weak reference's call, or ``id`` and a
+dict lookup, cost several times more). This keeps the most recent model alive (a cache of
+one): a model its user deleted, and its packed form, go when a fast path is next called with
+another model.
 """
 
 import functools
