@@ -307,3 +307,48 @@ def test_an_error_inside_the_prediction_fast_path_is_raised(model, monkeypatch):
     monkeypatch.setattr(feedforward, '_prediction_one', broken)
     with pytest.raises(KernelFault):
         feedforward.predict(model, x, x, x, 0.01)
+
+
+THREADS_SCRIPT = """
+import threading
+import numpy as np
+import denoc_ros as dr
+from denoc_ros.resources import bundled_urdf
+
+a = dr.load_urdf(bundled_urdf('panda'))
+b = dr.with_inertial_parameters(a, 1.5 * dr.inertial_parameters(a))
+q = np.linspace(-0.5, 0.5, a.dof)
+expected = {id(m): (dr.mass_matrix(m, q[None])[0], dr.gravity_torques(m, q[None])[0])
+            for m in (a, b)}
+start, wrong, errors = threading.Barrier(4), [], []
+
+
+def run(m):
+    M, g = expected[id(m)]
+    start.wait()  # the first single-state calls race: the entry points are not ready yet
+    try:
+        for _ in range(3000):
+            if not (np.array_equal(dr.mass_matrix(m, q), M)
+                    and np.array_equal(dr.gravity_torques(m, q), g)):
+                wrong.append(1)
+    except Exception as exc:
+        errors.append(repr(exc))
+
+
+threads = [threading.Thread(target=run, args=(m,)) for m in (a, b, a, b)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(len(wrong), len(errors), errors[:1])
+"""
+
+
+def test_threads_on_two_models_get_each_models_result():
+    """First calls racing to ready an entry point, then calls alternating between two models."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, '-c', THREADS_SCRIPT], capture_output=True, text=True,
+                         timeout=300, env={**os.environ, 'PYTHONPATH': os.pathsep.join(sys.path)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[:2] == ['0', '0'], out.stdout + out.stderr[-2000:]

@@ -48,6 +48,7 @@ import hashlib
 import math
 import os
 import pathlib
+import threading
 import warnings
 
 import numpy as np
@@ -168,30 +169,41 @@ def single_state(kernel, namespace, name, kinds):
         namespace[name] = interpreted
         return interpreted
 
+    lock = threading.Lock()
+
     def first_call(*args):
-        from numba import types
-        kind = {'v': types.Array(types.float64, 1, 'A'),
-                'w': types.Array(types.float64, 2, 'A'),
-                'o': types.Array(types.float64, 1, 'C'),
-                'm': types.Array(types.float64, 2, 'C'),
-                'r': types.Array(types.float64, 1, 'C', readonly=True),
-                'i': types.int64,
-                'f': types.float64}
-        signature = (types.int64,) + tuple(kind[k] for k in kinds)
-        try:
-            kernel.compile(signature)
-        except Exception:  # pragma: no cover - keep the kernel usable, compiling as it goes
-            namespace[name] = kernel
-            raise
-        kernel.disable_compile()
-        try:
-            namespace[name] = kernel.overloads[signature].entry_point
-        except (AttributeError, KeyError):  # pragma: no cover - another numba: the dispatcher
-            namespace[name] = kernel
+        # One thread compiles; a thread that waited finds the entry point in place (compiling
+        # again after disable_compile would raise).
+        with lock:
+            if namespace.get(name) is first_call:
+                _ready(kernel, namespace, name, kinds)
         return kernel(*args)
 
     namespace[name] = first_call
     return first_call
+
+
+def _ready(kernel, namespace, name, kinds):
+    """Compile the one signature of a ``*_one`` kernel, forbid others, put its entry point."""
+    from numba import types
+    kind = {'v': types.Array(types.float64, 1, 'A'),
+            'w': types.Array(types.float64, 2, 'A'),
+            'o': types.Array(types.float64, 1, 'C'),
+            'm': types.Array(types.float64, 2, 'C'),
+            'r': types.Array(types.float64, 1, 'C', readonly=True),
+            'i': types.int64,
+            'f': types.float64}
+    signature = (types.int64,) + tuple(kind[k] for k in kinds)
+    try:
+        kernel.compile(signature)
+    except Exception:  # pragma: no cover - keep the kernel usable, compiling as it goes
+        namespace[name] = kernel
+        raise
+    kernel.disable_compile()
+    try:
+        namespace[name] = kernel.overloads[signature].entry_point
+    except (AttributeError, KeyError):  # pragma: no cover - another numba: the dispatcher
+        namespace[name] = kernel
 
 
 # ----------------------------------------------------------------------------------------------

@@ -44,9 +44,10 @@ What it catches, and nothing else:
 A failure inside a kernel is therefore raised, never retried on the checked path.
 
 The model's packed form is found by identity with the model of the previous call: the module
-globals ``_fp_model`` and ``_fp_pk`` of every module with a fast path, set together by
-:func:`_remember` (two global loads and an ``is``: a weak reference's call, or ``id`` and a
-dict lookup, cost several times more). This keeps the most recent model alive (a cache of
+global ``_fp_recent``, the pair (model, packed form), in every module with a fast path,
+rebound as one by :func:`_remember`, so that no thread sees one model with another's packed
+form (a global load and an ``is``: a weak reference's call, or ``id`` and a dict lookup, cost
+several times more). This keeps the most recent model alive (a cache of
 one): a model its user deleted, and its packed form, go when a fast path is next called with
 another model.
 """
@@ -68,7 +69,8 @@ from ..model import RobotModel
 FAST_PATH = """\
 def {name}({params}):
     try:
-        pk = (_fp_pk if _fp_model is model else _fp_remember(model)) if {checks} else None
+        pk = (recent[1] if (recent := _fp_recent)[0] is model else _fp_remember(model)) \
+            if {checks} else None
     except AttributeError:  # a state argument without ndim or dtype: no array
         pk = None
     if pk is not None{guard}:
@@ -85,10 +87,11 @@ _STATE_CHECK = '{0}.ndim == 1 and {0}.dtype is _fp_float64'
 
 _nd = np.ndarray
 _cached = PACKED.get
-# The namespaces whose _fp_model and _fp_pk are the model of the previous call and its packed
-# form: every module with a fast path, and this one (one_state).
+# The namespaces whose _fp_recent is (the model of the previous call, its packed form): every
+# module with a fast path, and this one (one_state). One tuple, rebound at once, so that a
+# thread never sees one model with another's packed form.
 _NAMESPACES = [globals()]
-_fp_model = _fp_pk = None
+_fp_recent = (None, None)
 
 
 def _remember(model):
@@ -98,8 +101,9 @@ def _remember(model):
         if not isinstance(model, RobotModel):
             return None
         pk = packed(model)
+    recent = (model, pk)
     for namespace in _NAMESPACES:
-        namespace['_fp_model'], namespace['_fp_pk'] = model, pk
+        namespace['_fp_recent'] = recent
     return pk
 
 
@@ -116,7 +120,8 @@ def one_state(model, q, qd=None, qdd=None):
             and (qd is None or (type(qd) is _nd and qd.ndim == 1 and qd.dtype is FLOAT64))
             and (qdd is None or (type(qdd) is _nd and qdd.ndim == 1
                                  and qdd.dtype is FLOAT64))):
-        return _fp_pk if _fp_model is model else _remember(model)
+        recent = _fp_recent
+        return recent[1] if recent[0] is model else _remember(model)
     return None
 
 
@@ -174,7 +179,7 @@ def fast_path(kernel, kinds, states, result, args=None, wrench=None, guard=None)
         namespace.update(
             _fp_float64=FLOAT64, _fp_remember=_remember, _fp_empty=np.empty,
             _fp_no_wrench=NO_WRENCH, _fp_wrench_ok=one_wrench_set, NO_ACCEL=NO_ACCEL,
-            NO_WRENCH=NO_WRENCH, _fp_bad_input=BAD_INPUT, _fp_model=_fp_model, _fp_pk=_fp_pk,
+            NO_WRENCH=NO_WRENCH, _fp_bad_input=BAD_INPUT, _fp_recent=_fp_recent,
             _fp_not_an_array=TypeError if COMPILED else ())
         if not any(n is namespace for n in _NAMESPACES):
             _NAMESPACES.append(namespace)
