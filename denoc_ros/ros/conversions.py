@@ -67,6 +67,17 @@ class JointMap:
         return np.asarray(values, dtype=float)[self.indices(names)]
 
 
+def command_order(names, joints):
+    """
+    Return, for each entry of a command array, the model joint it drives.
+
+    ``joints``: the parameter ``joints``, each of the model's ``names`` once in the command's
+    order (empty: the model's order); refused as :func:`denoc_ros.model.joint_order` refuses.
+    """
+    # joint_order gives the position in ``joints`` of each model joint; inverted by argsort.
+    return np.argsort(joint_order(names, joints or names, "the parameter 'joints'", others=False))
+
+
 def all_finite(values):
     """
     Return True if every number in the sequence ``values`` is finite (no NaN, no inf).

@@ -66,7 +66,7 @@ import yaml
 
 from . import settings as parameters
 from ._main import spin_node
-from .conversions import JointMap
+from .conversions import command_order, JointMap
 from .settings import PER_JOINT, Spec
 from ..description import read_description
 from ..errors import DenocError, InputError
@@ -220,9 +220,7 @@ class ComputedTorqueController(Node):
         self.kp = _gains('kp', get('kp'), n)
         self.kd = _gains('kd', get('kd'), n)
         names = self.model.joint_names
-        # position in ``joints`` of each model joint, inverted: the model joint of each command
-        self._command_index = np.argsort(joint_order(
-            names, get('joints') or names, "the parameter 'joints'", others=False))
+        self._command_index = command_order(names, get('joints'))
         self._joint_map = JointMap(self.model.joint_names)
         zero = np.zeros(n)  # warm up: compilation is not paid by the first joint state
         computed_torque(self.model, zero, zero, (zero, zero, zero), self.kp, self.kd)

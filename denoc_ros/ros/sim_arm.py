@@ -81,10 +81,10 @@ from std_msgs.msg import Float64MultiArray
 
 from . import settings as parameters
 from ._main import init_ros
+from .conversions import command_order
 from .settings import PER_JOINT, Spec
 from ..description import read_description
 from ..errors import DenocError, InputError
-from ..model import joint_order
 from ..mujoco_arm import MujocoArm
 from ..signals import handle_interrupts, ignore_further_interrupts
 from ..urdf import load_urdf
@@ -152,9 +152,7 @@ class SimArm(Node):
                              keep_joint_dynamics=get('keep_joint_dynamics'),
                              payload=self._payload(get), friction=friction)
         names = self.arm.joint_names
-        # position in ``joints`` of each arm joint, inverted: the arm joint of each command
-        self._command_index = np.argsort(joint_order(
-            names, get('joints') or names, "the parameter 'joints'", others=False))
+        self._command_index = command_order(names, get('joints'))
         q0 = get('initial_positions')
         if len(q0) not in (0, 1, self.arm.dof):
             raise InputError(f'parameter initial_positions: has {len(q0)} values; give none, 1 '
