@@ -50,11 +50,11 @@ This module only converts between messages and arrays; every number comes from t
 
 import time
 
-from denoc_ros_interfaces.msg import ContactState
+from denoc_ros_interfaces.msg import ContactState, Payloads
 from denoc_ros_interfaces.srv import (ComputeForwardDynamics, ComputeInverseDynamics,
                                       GetCartesianDynamics, GetMassMatrix, SetPayload)
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import WrenchStamped
+from geometry_msgs.msg import Inertia, WrenchStamped
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.duration import Duration
@@ -118,6 +118,10 @@ class DynamicsNode(DynamicsServices, TaskServices, Node):
         self._external_pub = publisher(JointState, '~/external_torques')
         self._wrench_pub = publisher(WrenchStamped, '~/external_wrench')
         self._contact_pub = publisher(ContactState, '~/contact')
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        # the payloads held now, for the trajectory gate (and anyone): on every change
+        self._payloads_pub = self.create_publisher(Payloads, '~/payloads', latched)
 
         source = self._description_from_parameters(values)
         if source is not None:
@@ -188,6 +192,7 @@ class DynamicsNode(DynamicsServices, TaskServices, Node):
         self._latest = None
         self._reference = None
         self._warm_up()
+        self.publish_payloads()
         self.get_logger().info(f'model {model.name!r}: {model.dof} joints '
                                f'({", ".join(model.joint_names)})')
 
@@ -228,6 +233,20 @@ class DynamicsNode(DynamicsServices, TaskServices, Node):
                                          thresholds=self._monitor.thresholds.tolist())
         self._wrench_msg = WrenchStamped()
         self._observer_note = f'waiting for a joint state with efforts ({reason})'
+
+    def publish_payloads(self):
+        """Publish the payloads of the model in use on ``~/payloads`` (transient local)."""
+        msg = Payloads()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        for p in attached_payloads(self.model):
+            inertia = Inertia(m=float(p.mass))
+            inertia.com.x, inertia.com.y, inertia.com.z = (float(c) for c in p.com)
+            (inertia.ixx, inertia.ixy, inertia.ixz), (_, inertia.iyy, inertia.iyz) = \
+                p.inertia[0].tolist(), p.inertia[1].tolist()
+            inertia.izz = float(p.inertia[2, 2])
+            msg.links.append(p.link)
+            msg.payloads.append(inertia)
+        self._payloads_pub.publish(msg)
 
     def _friction_text(self):
         return 'on (viscous+Coulomb from the URDF)' if self._friction is not None else 'off'

@@ -164,6 +164,7 @@ class TaskServices:
             model = attach_payload(self.model, link, mass, com, inertia, replace=True)
         self.model = model
         self._set_monitor(f'payload changed on {link}')
+        self.publish_payloads()
         return model
 
     # -- trajectories --------------------------------------------------------------------------
