@@ -23,12 +23,13 @@ The library half (this package minus :mod:`denoc_ros.ros`) needs only NumPy/SciP
 >>> tau = dr.inverse_dynamics(model, q, qd, qdd)        # doctest: +SKIP
 """
 
-from .dynamics import (cartesian_dynamics, CartesianDynamics, configuration_space_matrices,
-                       convective_inertia_matrix, coriolis_matrix, coriolis_torques,
+from .dynamics import (cartesian_dynamics, CartesianDynamics, compute_all_terms,
+                       configuration_space_matrices, convective_inertia_matrix, coriolis_matrix,
+                       coriolis_torques,
                        forward_dynamics, forward_dynamics_cholesky, frame_pose, gravity_torques,
                        inverse_dynamics, jacobian, jacobian_dot_times_qd,
                        joint_reaction_wrenches, mass_matrix, point_acceleration, point_velocity,
-                       regressor)
+                       regressor, Workspace)
 from .energy import center_of_mass, kinetic_energy, momentum, potential_energy, total_energy
 from .errors import DenocError, InputError, PerformanceWarning, URDFError, URDFWarning
 from .feedforward import feedforward_terms, FeedforwardTerms, predict
@@ -46,7 +47,7 @@ from .urdf import load_urdf
 
 __all__ = [
     'attach_payload', 'cartesian_dynamics', 'CartesianDynamics', 'center_of_mass',
-    'check_trajectory', 'configuration_space_matrices', 'ContactDetector',
+    'check_trajectory', 'compute_all_terms', 'configuration_space_matrices', 'ContactDetector',
     'convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques', 'DenocError',
     'detach_payload', 'estimate_payload', 'external_wrench', 'feedforward_terms',
     'FeedforwardTerms', 'FloatingBaseModel', 'forward_dynamics', 'forward_dynamics_cholesky',
@@ -57,7 +58,7 @@ __all__ = [
     'PayloadEstimate', 'PerformanceWarning', 'point_acceleration', 'point_velocity',
     'potential_energy', 'predict', 'PRISMATIC', 'regressor', 'retime', 'RetimedTrajectory',
     'REVOLUTE', 'RobotModel', 'simulate', 'SimulationResult', 'total_energy', 'TrajectoryCheck',
-    'URDFError', 'URDFWarning', 'with_inertial_parameters',
+    'URDFError', 'URDFWarning', 'with_inertial_parameters', 'Workspace',
 ]
 
 __version__ = '0.1.0'

@@ -211,8 +211,14 @@ class RobotModel:
         """Return the indices of the bodies whose parent is ``i`` (``-1``: the base)."""
         return tuple(int(j) for j in np.flatnonzero(self.parent == i))
 
+    def __getstate__(self):
+        """Pickle and copy the constants, without the kernels' packed form (rebuilt on use)."""
+        state = dict(vars(self))
+        state.pop('_kernel_form', None)
+        return state
+
     def replace(self, **changes) -> 'RobotModel':
-        """Return a copy of the model with the given fields replaced."""
+        """Return a copy of the model with the given fields replaced (no payload record)."""
         fields = {k: getattr(self, k) for k in self.__dataclass_fields__}
         fields.update(changes)
         return RobotModel(**fields)

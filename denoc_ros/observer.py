@@ -55,6 +55,8 @@ import numpy as np
 
 from .dynamics import coriolis_matrix, frame_pose, gravity_torques, jacobian, mass_matrix
 from .dynamics._state import check_model, joint_vector
+from .dynamics.momentum_observer import (BACKWARDS, contact_wrench, GAP, observer_state,
+                                         observer_step, REPEATED, STARTED_FLAG, T_PREV)
 from .errors import InputError
 
 __all__ = ['MomentumObserver', 'ContactDetector', 'ContactMonitor', 'observe',
@@ -104,18 +106,18 @@ class MomentumObserver:
         self.max_gap = float(max_gap)
         self.resets = 0           # (re-)initialisations so far
         self.reason = 'first sample'
-        self._previous = None   # (t, p, w) of the last sample
-        self.estimate = np.zeros(model.nv)
+        self.state = observer_state(model.nv)  # last sample: t, p, w (momentum_observer)
+        self.estimate = np.zeros(model.nv)    # r, updated in place
 
     @property
     def initialized(self):
         """Return True once a sample has been taken since the last (re-)initialisation."""
-        return self._previous is not None
+        return self.state[STARTED_FLAG] != 0.0
 
     def reset(self, reason='reset'):
         """Start again at the next sample (``r = 0``); ``reason`` is kept for diagnostics."""
-        self._previous = None
-        self.estimate = np.zeros(self.model.nv)
+        self.state[:] = 0.0
+        self.estimate[:] = 0.0
         self.reason = reason
 
     def update(self, t, q, qd, tau, gravity=None):
@@ -123,33 +125,29 @@ class MomentumObserver:
         Take one sample at time ``t`` [s]; return the estimate ``r`` of ``tau_ext`` (nv,).
 
         ``gravity``: ``g(q)`` if already computed. The returned array is the observer's own
-        (``self.estimate``); copy it to keep it.
+        (``self.estimate``, updated in place by every sample); copy it to keep it.
         """
         p, w = momentum_terms(self.model, q, qd, tau, self.friction, gravity)
         return self.step(float(t), p, w)
 
     def step(self, t, p, w):
         """Advance the recursion (module docstring) with the sample's momentum ``p`` and ``w``."""
-        previous = self._previous
-        if previous is not None:
-            dt = t - previous[0]
-            if dt < 0.0:
-                self.reason = f'stamp went backwards by {-dt:.6g} s'
-            elif dt > self.max_gap:
-                self.reason = f'gap of {dt:.6g} s between samples'
-            elif dt == 0.0:
-                return self.estimate  # a repeated stamp: nothing new to integrate
-            else:
-                decay = np.exp(-self.gain * dt)
-                mean = (p - previous[1]) / dt - 0.5 * (w + previous[2])
-                self.estimate = decay * self.estimate + (1.0 - decay) * mean
-                self._previous = (t, p, w)
-                return self.estimate
-        # (Re-)initialise: r = 0, the integral starts at this sample.
-        self.resets += 1
-        self.estimate = np.zeros(self.model.nv)
-        self._previous = (t, p, w)
+        previous = self.state[T_PREV]
+        event = observer_step(self.state, self.gain, self.max_gap, float(t),
+                              np.ascontiguousarray(p, dtype=float),
+                              np.ascontiguousarray(w, dtype=float), self.estimate)
+        self.note(event, previous, t)
         return self.estimate
+
+    def note(self, event, previous, t):
+        """Count a (re-)initialisation ``event`` of :func:`observer_step` and say why."""
+        if event == REPEATED or event == 0:
+            return
+        self.resets += 1
+        if event == BACKWARDS:
+            self.reason = f'stamp went backwards by {previous - t:.6g} s'
+        elif event == GAP:
+            self.reason = f'gap of {t - previous:.6g} s between samples'
 
 
 def observe(model, t, q, qd, tau, gain=DEFAULT_GAIN, friction=None, max_gap=DEFAULT_MAX_GAP):
@@ -233,12 +231,12 @@ def external_wrench(model, q, tau_ext, frame=None, damping=0.05, threshold=0.05)
         raise InputError('external_wrench serves fixed-base arms')
     J = jacobian(model, q, frame)                       # (6, n), base axes
     tau_ext = joint_vector(model, 'tau_ext', tau_ext)
-    s = np.linalg.svd(J, compute_uv=False)
-    smallest = s[5] if s.size >= 6 else 0.0
-    lam2 = damping ** 2 * (1.0 - (smallest / threshold) ** 2) if smallest < threshold else 0.0
-    F = np.linalg.solve(J @ J.T + lam2 * np.eye(6), J @ tau_ext)
+    if J.ndim != 2 or tau_ext.ndim != 1:
+        raise InputError('external_wrench takes one state')
     R, _ = frame_pose(model, q, frame)
-    return np.concatenate((R.T @ F[:3], R.T @ F[3:]))
+    out = np.empty(6)
+    contact_wrench(J, np.ascontiguousarray(R), tau_ext, float(damping), float(threshold), out)
+    return out
 
 
 class ContactMonitor:

@@ -30,8 +30,9 @@ floating-base model the base is body 0 and carries a payload like any other body
 arrays have ``model.nbodies`` rows either way).
 
 Replacing and removing payloads. Every model returned by this module remembers the model it
-was derived from without payloads (its *base model*) and the payloads attached since, in a
-registry keyed weakly by the returned model object. The mass properties of a derived model are
+was derived from without payloads (its *base model*) and the payloads attached since: the
+model object carries that record (an attribute set here, kept by pickling and copying). The
+mass properties of a derived model are
 always recomputed from the base model's, so ``replace=True`` (drop the payloads recorded on that
 link, then attach the new one) and :func:`detach_payload` restore the original numbers bit for
 bit instead of subtracting. The record belongs to the returned object only: a model made from it
@@ -41,7 +42,6 @@ and call ``attach_payload(base, ...)`` again.
 """
 
 from typing import NamedTuple, Tuple
-import weakref
 
 import numpy as np
 
@@ -64,11 +64,8 @@ class _Record(NamedTuple):
     payloads: Tuple[Payload, ...]  # in the order they were attached
 
 
-_RECORDS = weakref.WeakKeyDictionary()
-
-
 def _record(model):
-    found = _RECORDS.get(model)
+    found = vars(model).get('_payload_record')
     return found if found is not None else _Record(model, ())
 
 
@@ -86,7 +83,7 @@ def _apply(base, payloads):
                                                         p.mass, c_p, I_p)
     model = base.replace(mass=mass, com=com, inertia=inertia)
     model = model.replace(warnings=rejudged_warnings(base, model))  # e.g. a massless link's
-    _RECORDS[model] = _Record(base, tuple(payloads))
+    object.__setattr__(model, '_payload_record', _Record(base, tuple(payloads)))
     return model
 
 

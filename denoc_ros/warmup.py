@@ -22,6 +22,7 @@ from cold) on its first message, nor the first ``~/estimate_payload`` call (abou
 regressor's kernels, compiled for the argument types the estimate passes).
 """
 
+from dataclasses import replace
 import sys
 import time
 
@@ -32,6 +33,7 @@ from .dynamics import (cartesian_dynamics, convective_inertia_matrix, coriolis_m
                        frame_pose, gravity_torques, inverse_dynamics, jacobian,
                        jacobian_dot_times_qd, joint_reaction_wrenches, mass_matrix, regressor)
 from .energy import kinetic_energy
+from .errors import DenocError
 from .feedforward import predict
 from .resources import bundled_urdf
 from .urdf import load_urdf
@@ -74,10 +76,38 @@ def _call_all(model):
         regressor(model, q, v, v)    # identification and ~/estimate_payload
         if not model.floating and q.ndim == 1:
             predict(model, q, v, v, 0.01)
+    warm_up_processor(model)
     if not model.floating:  # the trajectory kernels: sampling, reachability, dense check
         from .trajectories import check_trajectory, retime
         out = retime(model, np.linspace(0.0, 0.5, 3)[:, None] + np.linspace(0.1, 0.9, n))
         check_trajectory(model, out.t, out.q, out.qd, out.qdd)
+
+
+def warm_up_processor(model, settings=None):
+    """
+    Run the dynamics node's per-joint-state computation once in every mode.
+
+    On a throwaway :class:`~denoc_ros.processor.DynamicsProcessor`, so that no joint state pays
+    a compilation (or a load from numba's cache).
+    """
+    from .processor import DynamicsProcessor, ProcessorSettings
+    settings = settings if settings is not None else ProcessorSettings()
+    zero = np.zeros(model.nv)
+    q = np.zeros(model.nq)
+    if model.floating:
+        q[6] = 1.0
+    for mode in ('desired', 'measured'):
+        try:
+            processor = DynamicsProcessor(model, replace(settings, feedforward_state=mode,
+                                                         observer_gain=50.0))
+            for t in (0.0, 0.001):
+                processor.process(t, q, zero, zero, prediction=True, wrench=True,
+                                  accelerations=True)
+            processor.set_reference(q, zero, zero)
+            processor.process(0.002, q, zero, zero, prediction=True, wrench=True,
+                              accelerations=True)
+        except DenocError:  # e.g. a singular model at q = 0: compiled all the same
+            pass
 
 
 def compile_payload_estimate():

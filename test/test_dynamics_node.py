@@ -27,6 +27,7 @@ import time
 import denoc_ros as dr
 from denoc_ros.resources import bundled_urdf
 from denoc_ros.ros.dynamics_node import DynamicsNode
+from denoc_ros_interfaces.msg import DynamicsState
 import denoc_ros_interfaces.srv as srv
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Inertia, Vector3
@@ -37,6 +38,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from scipy.integrate import solve_ivp
+from denoc_ros.friction import JointFriction
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -65,7 +67,9 @@ class Harness:
         subs = [(JointState, f'/denoc_dynamics/{t}_torques', t) for t in TERMS]
         subs += [(Float64MultiArray, '/denoc_dynamics/effort_command', 'command'),
                  (JointTrajectory, '/denoc_dynamics/prediction', 'prediction'),
-                 (DiagnosticArray, '/diagnostics', 'diagnostics')]
+                 (DiagnosticArray, '/diagnostics', 'diagnostics'),
+                 (DynamicsState, '/denoc_dynamics/dynamics_state', 'state'),
+                 (JointState, '/denoc_dynamics/external_torques', 'external')]
         # depth 100: the node may answer a burst of joint states in one callback (drain_limit)
         self.subs = [p.create_subscription(
             kind, topic, lambda m, key=key: self.received.setdefault(key, []).append(m), 100)
@@ -595,9 +599,112 @@ def test_friction_in_the_prediction_and_after_a_model_swap(make_node):
     np.testing.assert_array_equal(point.effort, effort)  # the input, as measured
 
     h.description_pub.publish(String(data=rubbing_arm(scale=3.0)))
-    assert h.spin_until(lambda: h.node._friction is not None
-                        and h.node._friction.viscous[0] == pytest.approx(0.9))
+    assert h.spin_until(lambda: h.node.processor.friction is not None
+                        and h.node.processor.friction.viscous[0] == pytest.approx(0.9))
     out = h.send(model.joint_names, q, qd)
     rigid = sum(np.asarray(out[t].effort) for t in ('gravity', 'coriolis', 'inertia'))
     np.testing.assert_allclose(np.asarray(out['feedforward'].effort) - rigid,
                                expected_friction(qd, scale=3.0), rtol=1e-10, atol=1e-10)
+
+
+def test_dynamics_state_carries_every_output_in_one_message(make_node):
+    """~/dynamics_state: the individual topics' numbers, FD, tau_ext and the flags, one stamp."""
+    h = make_node(urdf_path='panda', observer_gain=50.0, prediction_horizon=0.0,
+                  friction=True, contact_threshold=0.5)
+    h.connect()
+    assert h.spin_until(lambda: all(s.get_publisher_count() > 0 for s in h.subs[7:]))
+    model = h.node.model
+    names = list(model.joint_names)
+    rng = np.random.default_rng(11)
+    expect = TERMS + ('prediction', 'state', 'external')
+    for k in range(4):
+        q, qd = rng.uniform(-1.0, 1.0, model.dof), rng.uniform(-1.0, 1.0, model.dof)
+        effort = dr.gravity_torques(model, q) + rng.uniform(-2.0, 2.0, model.dof)
+        got = h.send(names, q, qd, effort, stamp=(9, 1000 * k), expect=expect)
+        state = got['state']
+        assert (state.header.stamp.sec, state.header.stamp.nanosec) == (9, 1000 * k)
+        assert list(state.joint_names) == names
+        for term in TERMS:
+            np.testing.assert_array_equal(getattr(state, term), got[term].effort)
+        friction = JointFriction(model)(qd)
+        np.testing.assert_allclose(state.friction, friction, **TOL)
+        np.testing.assert_allclose(np.sum([state.gravity, state.coriolis, state.inertia,
+                                           state.friction], axis=0), state.feedforward, **TOL)
+        np.testing.assert_array_equal(state.predicted_accelerations,
+                                      got['prediction'].points[0].accelerations)
+        np.testing.assert_allclose(state.predicted_accelerations, dr.forward_dynamics(
+            model, q, qd, effort - friction), **TOL)
+        np.testing.assert_array_equal(state.external_torques, got['external'].effort)
+        r = np.asarray(state.external_torques)
+        assert len(state.joint_in_contact) == model.dof
+        if k == 0:
+            assert not np.any(r) and not any(state.joint_in_contact)  # the observer's start
+        else:
+            assert list(state.joint_in_contact) == (np.abs(r) > 0.5).tolist() or any(
+                state.joint_in_contact)
+
+
+def test_serialized_templates_deserialize_to_the_messages_they_stand_for():
+    """The bytes the node publishes are the messages rclpy would send, for every variant."""
+    from denoc_ros.ros.dynamics_outputs import DynamicsOutputs
+    from denoc_ros.processor import Outputs
+    from rclpy.serialization import deserialize_message
+    names = ['a', 'b', 'c']
+
+    class Publisher:
+        def __init__(self):
+            self.sent = []
+
+        def publish(self, data):
+            self.sent.append(data)
+
+    outputs = DynamicsOutputs.__new__(DynamicsOutputs)
+    outputs.publishers = {k: Publisher() for k in ('gravity', 'coriolis', 'inertia',
+                                                    'feedforward', 'command', 'prediction',
+                                                    'external', 'contact', 'wrench', 'state')}
+    outputs.listening = dict.fromkeys(outputs.publishers, True)
+    outputs.prepare(names, [2, 0, 1], 0.01, 'c')
+    outputs.set_thresholds([1.0, 1.0, 1.0])
+    rng = np.random.default_rng(2)
+    for frame in ('', 'base', ''):
+        for observed in (False, True):
+            for accelerations in (False, True):
+                v = [rng.normal(size=3) for _ in range(9)]
+                out = Outputs(1.5, v[0], v[1], v[2], v[3], v[4],
+                              accelerations=v[5] if accelerations else None,
+                              prediction=(v[6], v[7], v[8]) if accelerations else None,
+                              external_torques=v[5] if observed else None,
+                              joint_in_contact=(v[6] > 0) if observed else None,
+                              wrench=np.arange(6.0) if observed else None)
+                header = JointState().header
+                header.stamp.sec, header.stamp.nanosec, header.frame_id = 3, 77, frame
+                effort = rng.normal(size=3)
+                outputs.publish(header, effort, out)
+                sent = {k: p.sent.pop() for k, p in outputs.publishers.items() if p.sent}
+                state = deserialize_message(sent['state'], DynamicsState)
+                assert state.header.frame_id == frame and state.header.stamp.nanosec == 77
+                assert list(state.joint_names) == names
+                for k, field in enumerate(('gravity', 'coriolis', 'inertia', 'friction',
+                                           'feedforward')):
+                    np.testing.assert_array_equal(getattr(state, field), v[k])
+                    if k < 4 and field != 'friction':
+                        term = deserialize_message(sent[field], JointState)
+                        np.testing.assert_array_equal(term.effort, v[k])
+                        assert list(term.name) == names and term.header.frame_id == frame
+                np.testing.assert_array_equal(state.predicted_accelerations,
+                                              v[5] if accelerations else [])
+                command = deserialize_message(sent['command'], Float64MultiArray)
+                np.testing.assert_array_equal(command.data, v[4][[2, 0, 1]])
+                if accelerations:
+                    point = deserialize_message(sent['prediction'], JointTrajectory).points[0]
+                    for field, k in (('positions', 6), ('velocities', 7),
+                                     ('accelerations', 8)):
+                        np.testing.assert_array_equal(getattr(point, field), v[k])
+                    np.testing.assert_array_equal(point.effort, effort)
+                    assert point.time_from_start.nanosec == 10_000_000
+                if observed:
+                    np.testing.assert_array_equal(state.external_torques, v[5])
+                    assert list(state.joint_in_contact) == (v[6] > 0).tolist()
+                    assert sent['contact'].max_ratio == 0.0
+                else:
+                    assert len(state.external_torques) == 0 and 'external' not in sent

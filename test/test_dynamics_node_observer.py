@@ -162,7 +162,7 @@ def test_reset_service_rezeros(harness):
     stream(harness, model, 1.25, push_at=0.5, t_start=1.2)
     first = harness.received['external'][0]
     assert np.abs(first.effort).max() == 0.0     # restarted at that sample
-    assert harness.node._monitor.observer.reason == 'reset_external_torques service'
+    assert harness.node.processor.observer.reason == 'reset_external_torques service'
 
 
 def test_joint_states_without_efforts(harness):
@@ -187,8 +187,8 @@ def test_observer_off_and_bad_parameters(harness):
     result = node.set_parameters([Parameter('contact_frame', value='no_such_link')])
     assert not result[0].successful and 'no_such_link' in result[0].reason
     assert node.set_parameters([Parameter('contact_frame', value='panda_link5')])[0].successful
-    assert node._monitor.frame == 'panda_link5'
+    assert node.processor.contact_frame == 'panda_link5'
     assert node.set_parameters([Parameter('observer_gain', value=0.0)])[0].successful
-    assert node._monitor is None
+    assert node.processor.observer is None
     response = harness.call(Trigger, 'reset_external_torques', Trigger.Request())
     assert not response.success and 'off' in response.message

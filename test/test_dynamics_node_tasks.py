@@ -208,10 +208,10 @@ def test_estimate_payload_errors(harness):
     assert not r.success and 'nowhere' in r.message, r.message
     assert list(r.standard_deviation) == []
     assert not attached_payloads(h.node.model)
-    assert len(h.node._payload_window) == 1000  # 2 s at 500 Hz
+    assert len(h.node.processor.window) == 1000  # 2 s at 500 Hz
     result = h.node.set_parameters([Parameter('payload_window', value=5)])[0]
     assert result.successful, result.reason
-    assert len(h.node._payload_window) == 0 and h.node._payload_window.window_ns == 5e9
+    assert len(h.node.processor.window) == 0 and h.node.processor.window.window_ns == 5e9
     result = h.node.set_parameters([Parameter('payload_window', value=0.0)])[0]
     assert not result.successful and 'payload_window' in result.reason
 
@@ -245,7 +245,7 @@ def test_joint_states_answered_while_estimating(rclpy_context):
         return predicate()
     try:
         assert wait(lambda: pub.get_subscription_count() > 0 and client.service_is_ready())
-        assert wait(lambda: node._pub['feedforward'].get_subscription_count() > 0)
+        assert wait(lambda: node.outputs.publishers['feedforward'].get_subscription_count() > 0)
         states = motion_states(names, truth, 100.0, 8.0)
         for k in range(0, len(states), 50):
             for msg in states[k:k + 50]:

@@ -24,7 +24,8 @@ memory. The reference is the checked batch path, called with a batch of one.
 import os
 
 import denoc_ros as dr
-from denoc_ros.dynamics._packed import PACKED, packed, PackedModel
+from denoc_ros.dynamics import _packed
+from denoc_ros.dynamics._packed import packed, PackedModel
 from denoc_ros.resources import bundled_urdf
 import numpy as np
 import pytest
@@ -203,24 +204,23 @@ def test_models_keep_their_own_scratch_space(model):
         assert not packed(m).ints.flags.writeable and not packed(m).reals.flags.writeable
 
 
-def test_the_packed_form_lives_apart_from_the_model_and_dies_with_it():
-    """The model holds no kernel form or scratch; its cache entry goes when the model goes."""
+def test_the_model_carries_its_packed_form_and_no_table_outlives_it():
+    """No process-global table keyed by id(): the model carries its constants, dies with them."""
     import gc
     import weakref
+    from denoc_ros import payload
+    from denoc_ros.dynamics import _fast
     m = dr.load_urdf(bundled_urdf('ur5e'))
     dr.mass_matrix(m, np.zeros(m.dof))
-    key, alive = id(m), weakref.ref(m)
-    assert PACKED[key] is packed(m)
-    assert not any(isinstance(v, PackedModel) for v in vars(m).values())
+    assert vars(m)['_kernel_form'] is packed(m)
+    assert isinstance(packed(m), PackedModel)
+    for module in (_packed, _fast, payload):  # the tables of before: gone
+        assert not {'PACKED', '_fp_recent', '_RECORDS'} & set(vars(module))
+    alive = weakref.ref(m)
     del m
     gc.collect()
-    # The fast paths keep the model of the last call (a cache of one) until another model's call.
-    other = dr.load_urdf(bundled_urdf('panda'))
-    dr.gravity_torques(other, np.zeros(other.dof))
-    gc.collect()
-    assert alive() is None
-    assert key not in PACKED
-    with pytest.raises(dr.InputError, match='RobotModel'):  # the dead model's data is not reused
+    assert alive() is None  # nothing keeps the model of the last call
+    with pytest.raises(dr.InputError, match='RobotModel'):
         dr.mass_matrix(None, np.zeros(6))
 
 
@@ -248,12 +248,17 @@ def test_array_likes_that_are_no_ndarray_take_the_checked_path(model):
 def test_the_public_functions_keep_their_signature_and_docstring():
     """The generated fast path stands in for the function: same parameters, defaults, docs."""
     import inspect
+    import importlib
     for function in (dr.inverse_dynamics, dr.forward_dynamics, dr.jacobian, dr.mass_matrix):
-        checked = function.__wrapped__
-        assert inspect.signature(function) == inspect.signature(checked)
+        module = importlib.import_module(function.__module__)
+        checked = vars(module)['_checked_' + function.__name__]
+        expected = list(inspect.signature(checked).parameters.values())
+        parameters = list(inspect.signature(function).parameters.values())
+        assert [p.name for p in parameters] == [p.name for p in expected] + ['workspace']
+        assert [p.default for p in parameters[:-1]] == [p.default for p in expected]
+        assert parameters[-1].default is None
         assert function.__doc__ == checked.__doc__ and function.__doc__
         assert function.__name__ == checked.__name__
-        assert function.__defaults__ == checked.__defaults__
 
 
 # Every single-state fast path: (module, the kernel entry it calls, a call of the public function).

@@ -369,20 +369,20 @@ def test_dynamics_node_takes_natural_values(rclpy_context):
         s = node.settings
         assert (s.observer_gain, s.drain_limit, s.prediction_horizon) == (50.0, 5, 0.0)
         assert type(s.observer_gain) is float and type(s.drain_limit) is int
-        assert node._friction is not None and np.all(node._monitor.observer.gain == 50.0)
-        assert node._monitor.thresholds.tolist() == [4.0, 4.0]
+        assert node.processor.friction is not None and np.all(node.processor.observer.gain == 50.0)
+        assert node.processor.detector.thresholds.tolist() == [4.0, 4.0]
         results = node.set_parameters([Parameter('observer_gain', value=20),
                                        Parameter('contact_threshold', value=[3, 6])])
         assert all(r.successful for r in results)
-        assert np.all(node._monitor.observer.gain == 20.0)
-        assert node._monitor.thresholds.tolist() == [3.0, 6.0]
+        assert np.all(node.processor.observer.gain == 20.0)
+        assert node.processor.detector.thresholds.tolist() == [3.0, 6.0]
         assert node.set_parameters([Parameter('friction', value=0)])[0].successful
-        assert node._friction is None
+        assert node.processor.friction is None
         assert node.set_parameters([Parameter('gravity', value=[0, 0, -1])])[0].successful
         assert node.model.gravity.tolist() == [0.0, 0.0, -1.0]
         result = node.set_parameters([Parameter('observer_gain', value='fast')])[0]
         assert not result.successful and 'observer_gain' in result.reason
-        assert np.all(node._monitor.observer.gain == 20.0)
+        assert np.all(node.processor.observer.gain == 20.0)
     finally:
         node.destroy_node()
 

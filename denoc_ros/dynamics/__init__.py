@@ -25,6 +25,7 @@ mass_matrix                 crba.py                  composite bodies, Eq. 21-24
 forward_dynamics            aba.py                   articulated body / UDU^T, O(n)
 forward_dynamics_cholesky   aba.py                   Eq. 20 solved by Cholesky
 coriolis_matrix             coriolis.py              Christoffel (Echeandia & Wensing 2021)
+compute_all_terms           all_terms.py             one pass: g, M, C, C u, C^T qd, M qd, J, FD
 convective_inertia_matrix   convective.py            Eq. 20, 25-29 (corrected)
 frame_pose, jacobian, ...   jacobian.py              frame kinematics, J-dot qd (seed 001)
 cartesian_dynamics          operational_space.py     Craig's Cartesian form (seed 002)
@@ -43,6 +44,7 @@ function accepts leading batch axes and either kind of model (fixed or floating 
 """
 
 from .aba import forward_dynamics, forward_dynamics_cholesky
+from .all_terms import compute_all_terms
 from .configuration_space import configuration_space_matrices
 from .convective import convective_inertia_matrix
 from .coriolis import coriolis_matrix
@@ -53,11 +55,13 @@ from .operational_space import cartesian_dynamics, CartesianDynamics
 from .reactions import joint_reaction_wrenches
 from .regressor import regressor
 from .rnea import coriolis_torques, gravity_torques, inverse_dynamics
+from .workspace import Workspace
 
 __all__ = [
-    'cartesian_dynamics', 'CartesianDynamics', 'configuration_space_matrices',
+    'cartesian_dynamics', 'CartesianDynamics', 'compute_all_terms',
+    'configuration_space_matrices',
     'convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques', 'forward_dynamics',
     'forward_dynamics_cholesky', 'frame_pose', 'gravity_torques', 'inverse_dynamics', 'jacobian',
     'jacobian_dot_times_qd', 'joint_reaction_wrenches', 'mass_matrix', 'point_acceleration',
-    'point_velocity', 'regressor',
+    'point_velocity', 'regressor', 'Workspace',
 ]

@@ -23,7 +23,7 @@ point of a ``*_one`` kernel (:func:`._compile.single_state`), passing the model'
 returns a status. Anything else -- lists, other dtypes, batches, bad input, a non-OK kernel
 status -- takes the checked path::
 
-    @fast_path(mass_matrix_one, 'vm', states='q', result='pk.square')
+    @fast_path(mass_matrix_one, 'vm', 'M', states='q', result='pk.square')
     def mass_matrix(model, q):
         return checked_batch(...)  # the checked path (its docstring is the function's)
 
@@ -43,13 +43,15 @@ What it catches, and nothing else:
 
 A failure inside a kernel is therefore raised, never retried on the checked path.
 
-The model's packed form is found by identity with the model of the previous call: the module
-global ``_fp_recent``, the pair (model, packed form), in every module with a fast path,
-rebound as one by :func:`_remember`, so that no thread sees one model with another's packed
-form (a global load and an ``is``: a weak reference's call, or ``id`` and a dict lookup, cost
-several times more). This keeps the most recent model alive (a cache of
-one): a model its user deleted, and its packed form, go when a fast path is next called with
-another model.
+The model's packed form is the one it carries (``model._kernel_form``, see
+:func:`._packed.packed`): an attribute read, whose AttributeError (a model not packed yet, or no
+model) sends the call to its checked path, which packs the model or names the error.
+
+With ``workspace=`` (a :class:`~denoc_ros.dynamics.workspace.Workspace` of the same model) the
+fast path allocates nothing: the kernel runs on the workspace's scratch space and writes into
+its buffer for the result (``workspace.tau``, ``workspace.M``, ...), which is returned and
+overwritten by the next call of the same function with that workspace. Without one, the result
+is a new array and the scratch space is the packed form's.
 """
 
 import functools
@@ -60,51 +62,57 @@ import sys
 import numpy as np
 
 from ._compile import BAD_INPUT, COMPILED, FLOAT64, single_state
-from ._packed import PACKED, packed
+from ._packed import packed
 from ._state import NO_ACCEL, NO_WRENCH
+from .workspace import Workspace
+from ..errors import InputError
 from ..model import RobotModel
 
 #: The source of a fast path (see :func:`fast_path`). ``{checks}``: the checks of the state
 #: arguments; ``{guard}``: further conditions on ``pk``; ``{result}``: the shape of the output.
 FAST_PATH = """\
-def {name}({params}):
+def {name}({params}, workspace=None):
     try:
-        pk = (recent[1] if (recent := _fp_recent)[0] is model else _fp_remember(model)) \
-            if {checks} else None
-    except AttributeError:  # a state argument without ndim or dtype: no array
+        pk = model._kernel_form if {checks} else None
+    except AttributeError:  # a state argument without ndim or dtype, or a model not packed yet
         pk = None
     if pk is not None{guard}:
-        out = _fp_empty({result})
+        if workspace is None:
+            out = _fp_empty({result})
+            handle = pk.handle
+        elif type(workspace) is _fp_workspace and workspace.model is model:
+            out = workspace.{field}
+            handle = workspace.handle
+        else:
+            return _fp_wrong_workspace(model, workspace)
         try:
-            status = {kernel}(pk.handle, {args}, out)
+            status = {kernel}(handle, {args}, out)
         except _fp_not_an_array:  # raised by the entry point before the kernel runs
             status = _fp_bad_input
         if not status:
             return out
+    elif workspace is not None:
+        _fp_check_workspace(model, workspace)
     return {checked}({params})
 """
 _STATE_CHECK = '{0}.ndim == 1 and {0}.dtype is _fp_float64'
 
 _nd = np.ndarray
-_cached = PACKED.get
-# The namespaces whose _fp_recent is (the model of the previous call, its packed form): every
-# module with a fast path, and this one (one_state). One tuple, rebound at once, so that a
-# thread never sees one model with another's packed form.
-_NAMESPACES = [globals()]
-_fp_recent = (None, None)
 
 
-def _remember(model):
-    """Return the model's PackedModel (None if no model), kept as the recent one everywhere."""
-    pk = _cached(id(model))
-    if pk is None:
-        if not isinstance(model, RobotModel):
-            return None
-        pk = packed(model)
-    recent = (model, pk)
-    for namespace in _NAMESPACES:
-        namespace['_fp_recent'] = recent
-    return pk
+def check_workspace(model, workspace):
+    """Raise InputError unless ``workspace`` is a Workspace made from ``model``."""
+    if type(workspace) is not Workspace:
+        raise InputError(f'workspace must be a denoc_ros.Workspace, got '
+                         f'{type(workspace).__name__}')
+    if workspace.model is not model:
+        raise InputError('the workspace was made for another model: make one per model with '
+                         'denoc_ros.Workspace(model)')
+
+
+def _wrong_workspace(model, workspace):
+    check_workspace(model, workspace)
+    raise AssertionError('unreachable')  # pragma: no cover
 
 
 def one_state(model, q, qd=None, qdd=None):
@@ -120,8 +128,10 @@ def one_state(model, q, qd=None, qdd=None):
             and (qd is None or (type(qd) is _nd and qd.ndim == 1 and qd.dtype is FLOAT64))
             and (qdd is None or (type(qdd) is _nd and qdd.ndim == 1
                                  and qdd.dtype is FLOAT64))):
-        recent = _fp_recent
-        return recent[1] if recent[0] is model else _remember(model)
+        try:
+            return model._kernel_form
+        except AttributeError:
+            return packed(model) if isinstance(model, RobotModel) else None
     return None
 
 
@@ -133,7 +143,7 @@ def one_wrench_set(pk, f_ext):
             and f_ext.shape[0] == pk.nb)
 
 
-def fast_path(kernel, kinds, states, result, args=None, wrench=None, guard=None):
+def fast_path(kernel, kinds, field, states, result, args=None, wrench=None, guard=None):
     """
     Return a decorator that puts a single-state fast path in front of a public function.
 
@@ -141,7 +151,8 @@ def fast_path(kernel, kinds, states, result, args=None, wrench=None, guard=None)
     :func:`._compile.single_state` with ``kinds``, as ``_<kernel name>`` in the function's
     module) as ``kernel(pk.handle, <args>, out)`` with a fresh ``out = np.empty(<result>)``,
     and returns ``out`` if the kernel's status is OK; the decorated function is the checked
-    path for everything else.
+    path for everything else. ``field``: the :class:`~denoc_ros.Workspace` buffer the result
+    goes to when the call brings a workspace.
 
     ``states``: the names of the state arguments (vectors), space-separated. ``args``: the
     kernel's arguments between the handle and ``out``, as Python source that may name the
@@ -170,23 +181,24 @@ def fast_path(kernel, kinds, states, result, args=None, wrench=None, guard=None)
         code = checked.__code__
         params = ', '.join(code.co_varnames[:code.co_argcount])
         source = FAST_PATH.format(
-            name=name, params=params, checks=' and '.join(_STATE_CHECK.format(s) for s in states),
+            name=name, params=params, field=field,
+            checks=' and '.join(_STATE_CHECK.format(s) for s in states),
             guard=conditions, result=result, kernel=entry, args=args,
             checked=f'_checked_{name}')
         filename = f'<fast path of {checked.__module__}.{name}>'
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         # The names the generated source uses, in the module's namespace (its globals).
         namespace.update(
-            _fp_float64=FLOAT64, _fp_remember=_remember, _fp_empty=np.empty,
+            _fp_float64=FLOAT64, _fp_empty=np.empty, _fp_workspace=Workspace,
+            _fp_wrong_workspace=_wrong_workspace, _fp_check_workspace=check_workspace,
             _fp_no_wrench=NO_WRENCH, _fp_wrench_ok=one_wrench_set, NO_ACCEL=NO_ACCEL,
-            NO_WRENCH=NO_WRENCH, _fp_bad_input=BAD_INPUT, _fp_recent=_fp_recent,
+            NO_WRENCH=NO_WRENCH, _fp_bad_input=BAD_INPUT,
             _fp_not_an_array=TypeError if COMPILED else ())
-        if not any(n is namespace for n in _NAMESPACES):
-            _NAMESPACES.append(namespace)
         namespace[f'_checked_{name}'] = checked
         scope = {}
         exec(compile(source, filename, 'exec'), namespace, scope)
         public = functools.update_wrapper(scope[name], checked)
-        public.__defaults__ = checked.__defaults__
+        public.__defaults__ = (checked.__defaults__ or ()) + (None,)
+        del public.__wrapped__  # inspect.signature: the generated one, with ``workspace``
         return public
     return decorate

@@ -18,8 +18,9 @@ The kernel form of a model and its workspace: packed arrays, a model handle, scr
 The model (:class:`denoc_ros.RobotModel`) holds constants and topology only; everything the
 compiled kernels need besides it lives here, in the dynamics layer, as Pinocchio's ``Data``
 lives apart from its ``Model``. :func:`packed` returns a model's :class:`PackedModel`, built on
-first use and kept in a cache keyed by the model's identity, from which it is dropped when the
-model is garbage-collected (a ``weakref.finalize``): the model itself never holds it.
+first use and carried by the model from then on (derived constants, read-only, as Pinocchio's
+``Model`` holds them); the per-call scratch space is a :class:`~denoc_ros.Workspace`'s, or, for
+calls without one, the packed form's own (the kernels hold the GIL, so such calls never overlap).
 
 The kernels take the model as ``ints`` (int64, shape ``(nb, INT_WIDTH)``) and ``reals``
 (float64, shape ``(nb + 1, BODY_WIDTH)``), because the call overhead of a compiled function grows
@@ -32,8 +33,8 @@ single-state entry points as one integer (:func:`._compile.model_handle`).
 """
 
 from dataclasses import dataclass, field
+import threading
 from typing import Dict, Tuple
-import weakref  # noqa: I100 (the standard library, alphabetically)
 
 import numpy as np
 
@@ -147,22 +148,28 @@ def pack_model(model) -> PackedModel:
                        square=(nv, nv), frames=frames)
 
 
-#: The packed form of every live model, keyed by ``id(model)``: a plain dict (measured side by
-#: side, a lookup takes 1.4 times the model attribute that held it before, a WeakKeyDictionary's
-#: 3.5-4.5 times). An entry is removed by a finalizer when its model dies, before the id can be
-#: reused.
-PACKED: Dict[int, PackedModel] = {}
+_BUILDING = threading.Lock()
 
 
 def packed(model) -> PackedModel:
-    """Return the :class:`PackedModel` of ``model``, built on first use; InputError if no model."""
-    pk = PACKED.get(id(model))
-    if pk is not None:
-        return pk
+    """
+    Return the :class:`PackedModel` of ``model``, built on first use; InputError if no model.
+
+    The model carries it (attribute ``_kernel_form``, set once under a lock, dropped when the
+    model is pickled or copied, see :meth:`denoc_ros.RobotModel.__getstate__`): constants
+    derived from the model's constants, as Pinocchio's ``Model`` holds them. Its handle's
+    scratch space serves the calls that bring no :class:`~denoc_ros.Workspace`.
+    """
+    try:
+        return model._kernel_form
+    except AttributeError:
+        pass
     if not isinstance(model, RobotModel):
         raise InputError(f'model must be a denoc_ros.RobotModel, got {type(model).__name__} '
                          '(load one with denoc_ros.load_urdf)')
-    pk = pack_model(model)
-    PACKED[id(model)] = pk
-    weakref.finalize(model, PACKED.pop, id(model), None)
+    with _BUILDING:  # two threads' first calls: one builds, the other finds it
+        pk = vars(model).get('_kernel_form')
+        if pk is None:
+            pk = pack_model(model)
+            object.__setattr__(model, '_kernel_form', pk)
     return pk

@@ -250,7 +250,8 @@ def singular_error(model, k):
                       f'{what} (the bodies it carries are massless along its motion)')
 
 
-@fast_path(forward_dynamics_one, 'vvvwo', states='q qd tau', wrench='f_ext',
+@fast_path(forward_dynamics_one, 'vvvwo', 'ddq', states='q qd tau',
+           wrench='f_ext',
            args='q, qd, tau, f_ext', result='pk.nv')
 def forward_dynamics(model, q, qd, tau, f_ext=None):
     """

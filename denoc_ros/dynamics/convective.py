@@ -195,7 +195,8 @@ def convective_inertia_matrix_batch(ints, reals, q, qd, out):
     return velocity_matrix_batch(convective_state, ints, reals, q, qd, out)
 
 
-@fast_path(convective_inertia_matrix_one, 'vvm', states='q qd', result='pk.square')
+@fast_path(convective_inertia_matrix_one, 'vvm', 'convective', states='q qd',
+           result='pk.square')
 def convective_inertia_matrix(model, q, qd):
     """
     Return Saha's convective inertia matrix ``C = N^T (M N_dot + M_dot N)`` (Eq. 20, 25-29).

@@ -34,7 +34,7 @@ Pinocchio's ``data.B``)
 
 from ._compile import add_row6, cross, jit, mat6_vec
 from ._fast import fast_path
-from ._packed import NV, PARENT, V0
+from ._packed import GRAVITY, NV, PARENT, V0
 from ._state import checked_batch, square
 from .kinematics import (_C, _T, expand_inertia, forward_kinematics, origin_inertia, twists,
                          velocity_matrix_batch, velocity_matrix_one, zero_unless_chain)
@@ -98,6 +98,20 @@ def christoffel_state(ints, reals, q, qd, work, blocks, out):
     ``work`` and ``blocks``: a scratch space of a model handle's shapes (kinematics, columns P,
     motion, screws; the composites I^c and B^c).
     """
+    christoffel_terms_state(ints, reals, q, qd, work, blocks, out, out, out[0], False)
+
+
+@jit
+def christoffel_terms_state(ints, reals, q, qd, work, blocks, out, M, gravity, terms):
+    """
+    Write the Christoffel ``C`` into ``out``; with ``terms``, ``M`` (Eq. 24) and ``gravity`` too.
+
+    The composites of the Coriolis recursion give the mass matrix and the gravity torques on
+    the way (Featherstone's CRBA at the base origin): with ``x = I^c_i S_a`` for a velocity
+    ``a`` of body ``i``, ``M_ab = x^T S_b`` for ``b`` on the path to the base, and
+    ``g_a = x^T [0; -g]`` (every body at rest accelerates as the base's fictitious ``[0; -g]``).
+    ``work[0]`` and ``work[1]`` keep the forward kinematics and the columns P of ``q``.
+    """
     nb = ints.shape[0]
     kin, P, mot, sp = work[0], work[1], work[2], work[3]
     I_c, B_c = blocks[:nb], blocks[nb:2 * nb]
@@ -122,6 +136,9 @@ def christoffel_state(ints, reals, q, qd, work, blocks, out):
             y0, y1, y2 = cross(w0, w1, w2, S[a, 3], S[a, 4], S[a, 5])
             S_dot[a, 3], S_dot[a, 4], S_dot[a, 5] = x0 + y0, x1 + y1, x2 + y2
     zero_unless_chain(ints, out)
+    if terms:
+        zero_unless_chain(ints, M)
+    ng0, ng1, ng2 = -reals[nb, GRAVITY], -reals[nb, GRAVITY + 1], -reals[nb, GRAVITY + 2]
     # Children first: every quantity is at the base origin, so the composites I^c_i, B^c_i are
     # plain sums over the subtree, complete when body i's turn comes (added to the parent after).
     for i in range(nb - 1, -1, -1):
@@ -135,6 +152,8 @@ def christoffel_state(ints, reals, q, qd, work, blocks, out):
                 y = add_row6(y, Bi, r, S[a, r])
             x0, x1, x2, x3, x4, x5 = x
             y0, y1, y2, y3, y4, y5 = y
+            if terms:
+                gravity[a] = x3 * ng0 + x4 * ng1 + x5 * ng2
             j = i
             while j >= 0:
                 for b in range(ints[j, V0], ints[j, V0] + ints[j, NV]):
@@ -142,6 +161,11 @@ def christoffel_state(ints, reals, q, qd, work, blocks, out):
                                  + x3 * S_dot[b, 3] + x4 * S_dot[b, 4] + x5 * S_dot[b, 5]
                                  + y0 * S[b, 0] + y1 * S[b, 1] + y2 * S[b, 2]
                                  + y3 * S[b, 3] + y4 * S[b, 4] + y5 * S[b, 5])
+                    if terms:
+                        value = (x0 * S[b, 0] + x1 * S[b, 1] + x2 * S[b, 2]
+                                 + x3 * S[b, 3] + x4 * S[b, 4] + x5 * S[b, 5])
+                        M[a, b] = value
+                        M[b, a] = value
                 j = ints[j, PARENT]
             # Column a, rows of the proper ancestors: S_c^T (I^c_i S_dot_a + B^c_i S_a).
             j = ints[i, PARENT]
@@ -176,7 +200,8 @@ def coriolis_matrix_batch(ints, reals, q, qd, out):
     return velocity_matrix_batch(christoffel_state, ints, reals, q, qd, out)
 
 
-@fast_path(coriolis_matrix_one, 'vvm', states='q qd', result='pk.square')
+@fast_path(coriolis_matrix_one, 'vvm', 'C', states='q qd',
+           result='pk.square')
 def coriolis_matrix(model, q, qd):
     """
     Return the Christoffel-consistent Coriolis matrix, ``C_ij = sum_k Gamma_ijk qd_k``.

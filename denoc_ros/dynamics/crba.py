@@ -140,7 +140,8 @@ def mass_matrix_batch(ints, reals, q, out):
     return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-@fast_path(mass_matrix_one, 'vm', states='q', result='pk.square')
+@fast_path(mass_matrix_one, 'vm', 'M', states='q',
+           result='pk.square')
 def mass_matrix(model, q):
     """Return the symmetric positive definite mass matrix ``M(q)``, (..., nv, nv) (Eq. 24)."""
     return checked_batch(model, mass_matrix_batch, (('q', q),), square, 'mass_matrix')

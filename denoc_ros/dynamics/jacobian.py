@@ -183,7 +183,8 @@ def frame_pose(model, q, frame: Optional[str] = None):
 
 
 # A known frame (None and '' give the tip) goes to the kernel as its body and data.
-@fast_path(jacobian_one, 'virm', states='q', result='(6, pk.nv)', args='q, known[0], known[1]',
+@fast_path(jacobian_one, 'virm', 'J', states='q',
+           result='(6, pk.nv)', args='q, known[0], known[1]',
            guard='(frame is None or type(frame) is str) '
                  'and (known := pk.frames.get(frame)) is not None')
 def jacobian(model, q, frame: Optional[str] = None):

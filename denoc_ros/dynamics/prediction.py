@@ -102,7 +102,7 @@ def prediction_one(handle, q, qd, tau, horizon, steps, out):
     from the forward dynamics).
     """
     ints, reals, work, blocks = model_arrays(handle)
-    nb, n = ints.shape[0], out.shape[1]
+    n = out.shape[1]
     q = np.ascontiguousarray(q)
     qd = np.ascontiguousarray(qd)
     tau = np.ascontiguousarray(tau)
@@ -111,6 +111,16 @@ def prediction_one(handle, q, qd, tau, horizon, steps, out):
             and math.isfinite(horizon) and all_finite(q) and all_finite(qd)
             and all_finite(tau)):
         return _compile.BAD_INPUT
+    status = prediction_state(ints, reals, q, qd, tau, horizon, steps, work, blocks, out)
+    if status != _compile.OK:
+        return status
+    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
+
+
+@jit
+def prediction_state(ints, reals, q, qd, tau, horizon, steps, work, blocks, out):
+    """Write q, qd, qdd after ``horizon`` (see :func:`prediction_one`) into ``out``; a status."""
+    nb, n = ints.shape[0], out.shape[1]
     kin, P, mot, ab = work[0], work[1], work[2], work[3]
     M_hat, T = blocks[:nb], blocks[nb]
     none = np.zeros((0, 6))
@@ -142,4 +152,4 @@ def prediction_one(handle, q, qd, tau, horizon, steps, out):
     out[0, :] = X[0]
     out[1, :] = V[0]
     out[2, :] = A[0]
-    return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
+    return _compile.OK

@@ -152,7 +152,8 @@ def regressor_batch(ints, reals, q, qd, qdd, out):
     return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-@fast_path(regressor_one, 'vvvm', states='q qd qdd', result='(pk.nv, 10 * pk.nb)')
+@fast_path(regressor_one, 'vvvm', 'Y', states='q qd qdd',
+           result='(pk.nv, 10 * pk.nb)')
 def regressor(model, q, qd, qdd):
     """
     Return the joint-torque regressor ``Y``, shape ``(..., nv, 10 nbodies)``.

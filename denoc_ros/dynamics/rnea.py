@@ -201,7 +201,8 @@ def gravity_torques_batch(ints, reals, q, out):
     return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
-@fast_path(newton_euler_one, 'vvvwfo', states='q qd qdd', wrench='f_ext',
+@fast_path(newton_euler_one, 'vvvwfo', 'tau', states='q qd qdd',
+           wrench='f_ext',
            args='q, qd, qdd, f_ext, 1.0', result='pk.nv')
 def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     """
@@ -225,13 +226,15 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     return finish(batch, tau, 'inverse_dynamics')
 
 
-@fast_path(gravity_torques_one, 'vo', states='q', result='pk.nv')
+@fast_path(gravity_torques_one, 'vo', 'g', states='q',
+           result='pk.nv')
 def gravity_torques(model, q):
     """Return ``g(q) = ID(q, 0, 0)``, the forces holding the robot against gravity (Eq. 30)."""
     return checked_batch(model, gravity_torques_batch, (('q', q),), vector, 'gravity_torques')
 
 
-@fast_path(newton_euler_one, 'vvvwfo', states='q qd', args='q, qd, NO_ACCEL, NO_WRENCH, 0.0',
+@fast_path(newton_euler_one, 'vvvwfo', 'coriolis', states='q qd',
+           args='q, qd, NO_ACCEL, NO_WRENCH, 0.0',
            result='pk.nv')
 def coriolis_torques(model, q, qd):
     """Return ``C(q, qd) qd``, shape (..., nv): Eq. 30 with ``qdd = 0`` and no gravity."""

@@ -15,55 +15,15 @@
 """
 The dynamics node's statistics and its ``/diagnostics`` status.
 
-:class:`Statistics` counts inputs, outputs, rejected inputs, backward stamps and compute times
-(the per-period counters are reset at each report); :func:`dynamics_status` turns them, the
-model (its load warnings included) and the node's state into one DiagnosticStatus.
+:class:`denoc_ros.processor.Statistics` counts inputs, outputs, rejected inputs, backward stamps
+and compute times (the per-period counters are reset at each report); :func:`dynamics_status`
+turns them, the model (its load warnings included) and the node's state into one
+DiagnosticStatus.
 """
 
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
-from .conversions import stamp_seconds
-
-
-class Statistics:
-    """Counters for /diagnostics; the per-period ones are reset at each report."""
-
-    def __init__(self):
-        self.received = self.published = self.invalid = self.backwards = 0
-        self.period_received = self.period_invalid = self.period_backwards = 0
-        self.last_stamp = None
-        self.compute_sum = self.compute_max = 0.0
-        self.computed = 0
-        self.last_error = ''
-
-    def bad_input(self, reason):
-        """Count an input that was dropped, keeping its reason."""
-        self.invalid += 1
-        self.period_invalid += 1
-        self.last_error = reason
-
-    def check_stamp(self, stamp):
-        """Count a stamp older than the previous one (a clock reset or a bag loop)."""
-        t = stamp_seconds(stamp)
-        older = self.last_stamp is not None and t < self.last_stamp
-        if older:
-            self.backwards += 1
-            self.period_backwards += 1
-            self.last_error = f'joint state stamp {t:.9f} s is older than {self.last_stamp:.9f} s'
-        self.last_stamp = t
-        return older
-
-    def compute_time(self, seconds):
-        """Record the time one message took."""
-        self.computed += 1
-        self.compute_sum += seconds
-        self.compute_max = max(self.compute_max, seconds)
-
-    def end_period(self):
-        """Reset the per-period counters."""
-        self.period_received = self.period_invalid = self.period_backwards = 0
-        self.compute_sum = self.compute_max = 0.0
-        self.computed = 0
+from ..processor import Statistics  # noqa: F401 (the node's counters, kept here too)
 
 
 def model_warnings(model):

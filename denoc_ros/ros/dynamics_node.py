@@ -19,105 +19,75 @@ Robot description: the ``robot_description`` parameter, else ``urdf_path`` (a UR
 file, or the name of a bundled robot such as ``panda``), else the ``/robot_description`` topic
 (transient local, as robot_state_publisher publishes it; a new description rebuilds the model).
 
+The node converts messages and publishes; every number, and all that the node keeps between
+joint states (model and payloads, friction, observer, reference, payload window, counters),
+comes from one :class:`denoc_ros.processor.DynamicsProcessor`, which a joint state passes
+through as arrays: one compiled pass per state (:func:`denoc_ros.compute_all_terms`).
+
 For every joint state it publishes, stamped like the input: ``~/gravity_torques``,
 ``~/coriolis_torques``, ``~/inertia_torques``, ``~/feedforward_torques`` (sensor_msgs/JointState,
-names + effort) and ``~/effort_command`` (std_msgs/Float64MultiArray in ``command_joints`` order);
-with a recent ``~/reference`` the terms are the computed-torque feed-forward at the desired state
-(see :mod:`denoc_ros.feedforward`). With measured efforts it also publishes ``~/prediction``.
-With the ``friction`` parameter on, the URDF's joint friction (viscous + smoothed Coulomb) is
-added to ``~/feedforward_torques`` and ``~/effort_command``, at the velocity of the state the
-terms are evaluated at, and subtracted from the measured efforts of the prediction; the
-gravity, Coriolis and inertia topics stay rigid-body terms.
-With measured efforts and ``observer_gain`` > 0 the momentum observer
-(:class:`denoc_ros.observer.ContactMonitor`) estimates the external joint torques:
-``~/external_torques`` (JointState, effort = tau_ext with ``M qdd + C qd + g = tau + tau_ext``),
-``~/contact`` (denoc_ros_interfaces/ContactState: per-joint thresholds with hysteresis) and
-``~/external_wrench`` (WrenchStamped at ``contact_frame``'s origin, in its axes); the service
-``~/reset_external_torques`` (std_srvs/Trigger) re-zeroes it, and a new model, a payload change,
-a gap or a backward stamp restart it (reported in diagnostics).
-An output topic without subscribers is skipped (not serialized; no prediction is integrated).
+names + effort), ``~/effort_command`` (std_msgs/Float64MultiArray in ``command_joints`` order)
+and ``~/dynamics_state`` (denoc_ros_interfaces/DynamicsState: all of it in one message); with a
+recent ``~/reference`` the terms are the computed-torque feed-forward at the desired state (see
+:mod:`denoc_ros.feedforward`). With measured efforts it also publishes ``~/prediction``, and
+with ``observer_gain`` > 0 the momentum observer's ``~/external_torques``, ``~/contact`` and
+``~/external_wrench``; ``~/reset_external_torques`` (std_srvs/Trigger) re-zeroes it, and a new
+model, a payload change, a gap or a backward stamp restart it (reported in diagnostics). An
+output topic without subscribers is skipped (:mod:`denoc_ros.ros.dynamics_outputs`). The
+payloads held now go out on ``~/payloads`` (transient local) whenever they change.
 Services (:mod:`~denoc_ros.ros.dynamics_services`): ``~/get_mass_matrix``, ``~/get_cartesian_
 dynamics``, ``~/compute_inverse_dynamics``, ``~/compute_forward_dynamics``, ``~/set_payload``,
 ``~/reset_external_torques``; in their own thread (:mod:`~denoc_ros.ros.task_services`):
-``~/estimate_payload`` (over the last ``payload_window`` s of joint states with efforts),
-``~/check_trajectory``, ``~/retime_trajectory``. Diagnostics on ``/diagnostics``
-(:mod:`denoc_ros.ros.diagnostics`, with the model's load warnings). Parameters: the table
-:data:`denoc_ros.ros.settings.DYNAMICS_PARAMETERS` (an integer where a double is expected and
-one number for ``contact_threshold`` are fine).
-
-This module only converts between messages and arrays; every number comes from the library.
+``~/estimate_payload``, ``~/check_trajectory``, ``~/retime_trajectory``. Diagnostics on
+``/diagnostics`` (:mod:`denoc_ros.ros.diagnostics`). Parameters: the table
+:data:`denoc_ros.ros.settings.DYNAMICS_PARAMETERS`.
 """
 
 import time
 
-from denoc_ros_interfaces.msg import ContactState, Payloads
-from denoc_ros_interfaces.srv import (ComputeForwardDynamics, ComputeInverseDynamics,
-                                      GetCartesianDynamics, GetMassMatrix, SetPayload)
+from denoc_ros_interfaces.msg import Payloads
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import Inertia, WrenchStamped
-import numpy as np
+from geometry_msgs.msg import Inertia
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.duration import Duration
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
-from std_srvs.srv import Trigger
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from std_msgs.msg import String
+from trajectory_msgs.msg import JointTrajectory
 
 from . import settings as parameters
 from ._main import spin_node
-from .conversions import all_finite, JointMap, stamp_seconds
-from .diagnostics import dynamics_status, model_warnings, Statistics
+from .conversions import JointMap
+from .diagnostics import dynamics_status, model_warnings
+from .dynamics_outputs import DynamicsOutputs
 from .dynamics_services import DynamicsServices
-from .settings import (DYNAMICS_PARAMETERS, DynamicsSettings, MODEL_PARAMETERS,
-                       OBSERVER_PARAMETERS)
+from .settings import DYNAMICS_PARAMETERS, DynamicsSettings, MODEL_PARAMETERS
 from .task_services import task_executor, TaskServices
 from ..description import read_description
 from ..errors import DenocError, InputError
-from ..feedforward import EVALUATE_AT, feedforward_terms, predict
-from ..friction import JointFriction
-from ..observer import ContactMonitor
-from ..payload import attached_payloads, base_model
+from ..processor import DynamicsProcessor, Statistics
 from ..urdf import load_urdf
+from ..warmup import warm_up_processor
 
 NODE_NAME = 'denoc_dynamics'
-TERMS = ('gravity', 'coriolis', 'inertia', 'feedforward')
 
 
-class DynamicsNode(DynamicsServices, TaskServices, Node):
+class DynamicsNode(Node):
     """Publish gravity, Coriolis and inertia torques and predictions for every joint state."""
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
         values = parameters.declare(self, DYNAMICS_PARAMETERS)
         self.settings = DynamicsSettings(values)
-
-        self.model = None           # the model in use: as loaded + payloads (denoc_ros.payload)
+        self.processor = None        # the DynamicsProcessor of the model in use
         self._joint_map = None
-        self._command_index = None
-        self._latest = None         # (q, qd, effort or None) of the last valid joint state
-        self._reference = None      # ((q_d, qd_d, qdd_d), receive time)
-        self._friction = None       # JointFriction of the base model when `friction` is on
-        self._monitor = None        # ContactMonitor (momentum observer) when observer_gain > 0
-        self._observer_note = 'no joint state yet'
-        self.stats = Statistics()
+        self._empty_stats = Statistics()  # counters before any model
         self._last_report = time.monotonic()
-
-        # No QoS event handlers on the outputs: each is one more entity in the executor's wait
-        # set, rebuilt for every message (14 cost about 65 us per round trip).
-        quiet = PublisherEventCallbacks(use_default_callbacks=False)
-
-        def publisher(message_type, topic):
-            return self.create_publisher(message_type, topic, 10, event_callbacks=quiet)
-        self._pub = {term: publisher(JointState, f'~/{term}_torques') for term in TERMS}
-        self._command_pub = publisher(Float64MultiArray, '~/effort_command')
-        self._prediction_pub = publisher(JointTrajectory, '~/prediction')
-        self._diagnostics_pub = publisher(DiagnosticArray, '/diagnostics')
-        self._external_pub = publisher(JointState, '~/external_torques')
-        self._wrench_pub = publisher(WrenchStamped, '~/external_wrench')
-        self._contact_pub = publisher(ContactState, '~/contact')
+        self.outputs = DynamicsOutputs(self)
+        self._diagnostics_pub = self.create_publisher(
+            DiagnosticArray, '/diagnostics', 10,
+            event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         # the payloads held now, for the trajectory gate (and anyone): on every change
@@ -129,8 +99,6 @@ class DynamicsNode(DynamicsServices, TaskServices, Node):
             self.settings = DynamicsSettings(values, model.joint_names)
             self._install_model(model)
         else:
-            latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)
             self.create_subscription(String, '/robot_description',
                                      self.robot_description_callback, latched)
             self.get_logger().info('no robot_description or urdf_path parameter: waiting for '
@@ -145,19 +113,21 @@ class DynamicsNode(DynamicsServices, TaskServices, Node):
             JointState, 'joint_states', self.joint_state_callback, joint_state_qos,
             event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
         self.create_subscription(JointTrajectory, '~/reference', self.reference_callback, 10)
-        self.create_service(GetMassMatrix, '~/get_mass_matrix', self.get_mass_matrix_callback)
-        self.create_service(GetCartesianDynamics, '~/get_cartesian_dynamics',
-                            self.get_cartesian_dynamics_callback)
-        self.create_service(ComputeInverseDynamics, '~/compute_inverse_dynamics',
-                            self.compute_inverse_dynamics_callback)
-        self.create_service(ComputeForwardDynamics, '~/compute_forward_dynamics',
-                            self.compute_forward_dynamics_callback)
-        self.create_service(SetPayload, '~/set_payload', self.set_payload_callback)
-        self.create_service(Trigger, '~/reset_external_torques',
-                            self.reset_external_torques_callback)
-        self._create_task_services()
+        self.service_callbacks = DynamicsServices(self)
+        self.task_callbacks = TaskServices(self)
         self.add_on_set_parameters_callback(self.parameters_callback)
         self.create_timer(values['diagnostics_period'], self.diagnostics_callback)
+
+    # -- what the services and tests read --------------------------------------------------------
+    @property
+    def model(self):
+        """Return the model in use (with its payloads), None before any."""
+        return self.processor.model if self.processor is not None else None
+
+    @property
+    def stats(self):
+        """Return the counters of /diagnostics."""
+        return self.processor.stats if self.processor is not None else self._empty_stats
 
     # -- model ---------------------------------------------------------------------------------
     def _parameter_values(self, overrides=()):
@@ -179,66 +149,54 @@ class DynamicsNode(DynamicsServices, TaskServices, Node):
 
     def _install_model(self, model):
         """Use a newly loaded model (payloads are cleared: their links may be gone)."""
-        if self.model is not None and attached_payloads(self.model):
+        if self.processor is not None and self.processor.payloads:
             self.get_logger().warning('new robot model: payloads removed')
-        self.model = model
+        stats = self.stats
+        self.processor = DynamicsProcessor(model, self.settings.processor_settings())
+        self.processor.stats = stats  # the counters go on across models
         for warning in model_warnings(model):
             self.get_logger().warning(f'robot model: {warning}')
         self._joint_map = JointMap(model.joint_names)
-        self._set_command_order(self.settings.command_joints)
-        self._set_friction()
-        self._set_monitor('new robot model')
-        self._reset_payload_window()
-        self._latest = None
-        self._reference = None
-        self._warm_up()
-        self.publish_payloads()
+        self._model_changed()
+        warm_up_processor(model, self.processor.settings)
+        self._friction_note()
         self.get_logger().info(f'model {model.name!r}: {model.dof} joints '
                                f'({", ".join(model.joint_names)})')
 
-    def _warm_up(self):
-        """Run the per-message computations once, so compilation is not paid by a message."""
-        zero = np.zeros(self.model.dof)
-        for mode in EVALUATE_AT:
-            feedforward_terms(self.model, zero, zero, (zero, zero, zero), mode)
-        feedforward_terms(self.model, zero, zero)
-        predict(self.model, zero, zero, zero, self.settings.prediction_horizon,
-                self.settings.prediction_substeps)
+    def _model_changed(self):
+        """Rebuild the output messages for the model in use; publish its payloads."""
+        processor, settings = self.processor, self.settings
+        names = processor.model.joint_names
+        command = settings.command_joints or list(names)
+        self.outputs.prepare(names, [names.index(j) for j in command],
+                             settings.prediction_horizon, processor.contact_frame)
+        if processor.observer is not None:
+            self.outputs.set_thresholds(processor.detector.thresholds)
+        self.publish_payloads()
 
-    def _set_friction(self):
-        """Take the friction coefficients of the base model's URDF, or none when off."""
-        was_on = self._friction is not None
-        self._friction = (JointFriction(base_model(self.model)) if self.settings.friction
-                          else None)
-        if self._friction is not None and not self._friction.nonzero:
+    def _friction_note(self):
+        friction = self.processor.friction
+        if friction is not None and not friction.nonzero:
             self.get_logger().warning('friction is on, but the URDF gives no joint <dynamics '
                                       'damping friction>: it adds nothing')
-        elif self._friction is not None or was_on:
+        elif friction is not None:
             self.get_logger().info('friction ' + self._friction_text())
 
-    def _set_monitor(self, reason):
-        """(Re)build the momentum observer for the model in use; ``reason`` for diagnostics."""
-        settings = self.settings
-        if self.model is None or settings.observer_gain <= 0.0:
-            self._monitor = None
-            self._observer_note = 'off (observer_gain 0)'
-            return
-        self._monitor = ContactMonitor(
-            self.model, settings.observer_gain, settings.contact_threshold,
-            settings.contact_hysteresis, settings.contact_frame or None, self._friction,
-            settings.observer_max_gap)
-        self._monitor.reset(reason)
-        self._out_external = JointState(name=list(self.model.joint_names))
-        self._contact_msg = ContactState(joint_names=list(self.model.joint_names),
-                                         thresholds=self._monitor.thresholds.tolist())
-        self._wrench_msg = WrenchStamped()
-        self._observer_note = f'waiting for a joint state with efforts ({reason})'
+    def _friction_text(self):
+        on = self.processor is not None and self.processor.friction is not None
+        return 'on (viscous+Coulomb from the URDF)' if on else 'off'
+
+    def set_payload(self, link, mass, com, inertia):
+        """Replace (mass > 0) or remove (all zero) a link's payload; restart the observer."""
+        model = self.processor.set_payload(link, mass, com, inertia)
+        self._model_changed()
+        return model
 
     def publish_payloads(self):
         """Publish the payloads of the model in use on ``~/payloads`` (transient local)."""
         msg = Payloads()
         msg.header.stamp = self.get_clock().now().to_msg()
-        for p in attached_payloads(self.model):
+        for p in self.processor.payloads:
             inertia = Inertia(m=float(p.mass))
             inertia.com.x, inertia.com.y, inertia.com.z = (float(c) for c in p.com)
             (inertia.ixx, inertia.ixy, inertia.ixz), (_, inertia.iyy, inertia.iyz) = \
@@ -247,21 +205,6 @@ class DynamicsNode(DynamicsServices, TaskServices, Node):
             msg.links.append(p.link)
             msg.payloads.append(inertia)
         self._payloads_pub.publish(msg)
-
-    def _friction_text(self):
-        return 'on (viscous+Coulomb from the URDF)' if self._friction is not None else 'off'
-
-    def _set_command_order(self, command_joints):
-        """Set the effort-command joint order and the preallocated output messages."""
-        names = command_joints or list(self.model.joint_names)
-        self._command_joints = names
-        self._command_index = np.array([self.model.joint_names.index(j) for j in names])
-        self._out = {term: JointState(name=list(self.model.joint_names)) for term in TERMS}
-        n = len(names)
-        self._command_msg = Float64MultiArray()
-        self._command_msg.layout.dim = [MultiArrayDimension(label='joints', size=n, stride=n)]
-        self._prediction_msg = JointTrajectory(joint_names=list(self.model.joint_names),
-                                               points=[JointTrajectoryPoint()])
 
     def robot_description_callback(self, msg):
         """Build (or rebuild) the model from a URDF published on /robot_description."""
@@ -293,15 +236,16 @@ class DynamicsNode(DynamicsServices, TaskServices, Node):
                 model.frame(settings.contact_frame)  # InputError naming an unknown link
         except DenocError as err:
             return SetParametersResult(successful=False, reason=str(err))
+        friction_was = self.settings.friction
         self.settings = settings
         if new_model is not None:
             self._install_model(new_model)
-        elif self.model is not None:
-            self._set_command_order(settings.command_joints)
-            if 'friction' in changed:
-                self._set_friction()
-            if changed & set(OBSERVER_PARAMETERS):
-                self._set_monitor('observer parameters changed')
+        elif self.processor is not None:
+            self.processor.configure(settings.processor_settings())
+            self._model_changed()
+            if settings.friction != friction_was:
+                self._friction_note() if settings.friction else self.get_logger().info(
+                    'friction off')
         return SetParametersResult(successful=True)
 
     # -- topics ----------------------------------------------------------------------------------
@@ -326,138 +270,47 @@ class DynamicsNode(DynamicsServices, TaskServices, Node):
             self._answer_joint_state(taken[0])
 
     def _answer_joint_state(self, msg):
-        """Compute and publish the feed-forward terms (and a prediction) for one joint state."""
-        self.stats.received += 1
-        self.stats.period_received += 1
-        if self.model is None:
+        """Convert one joint state, run it through the processor, publish what is listened to."""
+        processor = self.processor
+        if processor is None:
+            self.stats.received += 1
+            self.stats.period_received += 1
             self.stats.bad_input('joint state before any robot model')
             return
-        start = time.perf_counter()
         try:
             q = self._joint_map.gather(msg.name, msg.position, 'positions', required=True)
             qd = self._joint_map.gather(msg.name, msg.velocity, 'velocities')
             effort = (self._joint_map.gather(msg.name, msg.effort, 'efforts')
                       if len(msg.effort) else None)
         except DenocError as err:
+            processor.stats.received += 1
+            processor.stats.period_received += 1
             self._reject(f'joint state dropped: {err}')
             return
-        if self.stats.check_stamp(msg.header.stamp):
-            self.get_logger().warning(self.stats.last_error + ' (computed all the same)',
+        stamp = msg.header.stamp
+        t = stamp.sec + 1e-9 * stamp.nanosec  # the one stamp conversion (seconds)
+        if processor.stats.check_stamp(t):
+            self.get_logger().warning(processor.stats.last_error + ' (computed all the same)',
                                       throttle_duration_sec=2.0)
-        desired = self._active_reference()
+        listening = self.outputs.refresh()
         try:
-            # friction, when on, at the velocity of the state the terms are taken at
-            terms = feedforward_terms(self.model, q, qd, desired,
-                                      self.settings.feedforward_state, self._friction)
-        except DenocError as err:  # e.g. overflow at an absurd velocity
-            self._reject(f'joint state dropped: {err}')
-            return
-        self._latest = (q, qd, effort)  # the services' "latest joint state"
-        self._record_payload_sample(msg.header.stamp, q, qd, effort)  # if efforts: a window
-        total = terms.total
-        # one check covers all terms: a NaN or inf in any term makes their sum non-finite
-        if not all_finite(total.tolist()):
-            self._reject('non-finite torques at this state: nothing published')
-            return
-        # A topic nobody subscribes to is not serialized (a publish costs 5-8 us).
-        for term, value in (('gravity', terms.gravity), ('coriolis', terms.coriolis),
-                            ('inertia', terms.inertia), ('feedforward', total)):
-            publisher = self._pub[term]
-            if publisher.get_subscription_count():
-                out = self._out[term]  # preallocated: only the stamp and the efforts change
-                out.header = msg.header
-                out.effort = value.tolist()
-                publisher.publish(out)
-        if self._command_pub.get_subscription_count():
-            self._command_msg.data = total[self._command_index].tolist()
-            self._command_pub.publish(self._command_msg)
-        if effort is not None and self._prediction_pub.get_subscription_count():
-            self._publish_prediction(msg.header, q, qd, effort)
-        if self._monitor is not None:
-            # g(q) of the feed-forward is the observer's when taken at the measured state
-            at_measured = desired is None or self.settings.feedforward_state == 'measured'
-            self._observe(msg.header, q, qd, effort, terms.gravity if at_measured else None)
-        self.stats.published += 1
-        self.stats.compute_time(time.perf_counter() - start)
-
-    def _observe(self, header, q, qd, effort, gravity=None):
-        """Update the momentum observer and publish tau_ext, the contact and the wrench."""
-        monitor = self._monitor
-        if effort is None:
-            self._observer_note = 'no external torques: the joint states carry no efforts'
-            if monitor.observer.initialized:
-                monitor.reset('joint states without efforts')
-            return
-        stamp = stamp_seconds(header.stamp)  # seconds, as observer_max_gap
-        resets = monitor.observer.resets
-        try:
-            r, flags = monitor.update(stamp, q, qd, effort, gravity)
+            out = processor.process(
+                t, q, qd, effort, stamp.sec * 1_000_000_000 + stamp.nanosec,
+                prediction=listening['prediction'] or listening['state'],
+                wrench=listening['wrench'], accelerations=listening['state'])
         except DenocError as err:
-            monitor.reset(f'observer error: {err}')
-            self._reject(f'no external torques: {err}')
+            self._reject(str(err))
             return
-        if monitor.observer.resets != resets:
-            self._observer_note = f'(re)started: {monitor.observer.reason}'
-            if resets:  # a restart after the first one: a gap, a backward stamp
-                self.get_logger().warning(f'external torque observer restarted: '
-                                          f'{monitor.observer.reason}',
-                                          throttle_duration_sec=2.0)
-        torques = r.tolist()
-        if not all_finite(torques):
-            monitor.reset('non-finite estimate')
-            self._reject('external torque estimate not finite: observer restarted')
-            return
-        if self._external_pub.get_subscription_count():
-            out = self._out_external
-            out.header = header
-            out.effort = torques
-            self._external_pub.publish(out)
-        if self._contact_pub.get_subscription_count():
-            contact = self._contact_msg
-            contact.header = header
-            contact.in_contact = bool(flags.any())
-            contact.external_torques = torques
-            contact.joint_in_contact = flags.tolist()
-            contact.max_ratio = monitor.detector.ratio(r)
-            self._contact_pub.publish(contact)
-        if self._wrench_pub.get_subscription_count():
-            try:
-                w = monitor.wrench(q).tolist()
-            except DenocError as err:
-                self._reject(f'no external wrench: {err}')
-                return
-            if all_finite(w):
-                out = self._wrench_msg
-                out.header.stamp = header.stamp
-                out.header.frame_id = monitor.frame
-                f, m = out.wrench.force, out.wrench.torque
-                f.x, f.y, f.z, m.x, m.y, m.z = w
-                self._wrench_pub.publish(out)
-
-    def _publish_prediction(self, header, q, qd, effort):
-        horizon = self.settings.prediction_horizon
-        try:
-            # friction (when on) at the measured velocity, held over the horizon like the effort
-            q_h, qd_h, qdd_h = predict(self.model, q, qd, effort, horizon,
-                                       self.settings.prediction_substeps, self._friction)
-        except DenocError as err:
-            self._reject(f'no prediction: {err}')
-            return
-        positions, velocities, accelerations = q_h.tolist(), qd_h.tolist(), qdd_h.tolist()
-        if not (all_finite(positions) and all_finite(velocities) and all_finite(accelerations)):
-            self._reject('prediction diverged: nothing published')
-            return
-        out = self._prediction_msg  # preallocated: joint names and one point
-        out.header = header
-        point = out.points[0]
-        point.positions, point.velocities = positions, velocities
-        point.accelerations, point.effort = accelerations, effort.tolist()
-        point.time_from_start = Duration(seconds=horizon).to_msg()
-        self._prediction_pub.publish(out)
+        for problem in out.problems:
+            self._reject(problem)
+        if out.restarted:
+            self.get_logger().warning(f'external torque observer restarted: '
+                                      f'{processor.observer.reason}', throttle_duration_sec=2.0)
+        self.outputs.publish(msg.header, effort, out)
 
     def reference_callback(self, msg):
         """Keep the first point of a reference trajectory as the desired state."""
-        if self.model is None:
+        if self.processor is None:
             return
         try:
             if not msg.points:
@@ -471,16 +324,10 @@ class DynamicsNode(DynamicsServices, TaskServices, Node):
         except DenocError as err:
             self._reject(f'reference dropped: {err}')
             return
-        self._reference = ((q_d, qd_d, qdd_d), time.monotonic())
+        self.processor.set_reference(q_d, qd_d, qdd_d)
 
     def _active_reference(self):
-        if self._reference is None:
-            return None
-        desired, received = self._reference
-        timeout = self.settings.reference_timeout
-        if timeout > 0 and time.monotonic() - received > timeout:
-            return None
-        return desired
+        return self.processor.active_reference() if self.processor is not None else None
 
     def _reject(self, reason):
         self.stats.bad_input(reason)
@@ -492,14 +339,14 @@ class DynamicsNode(DynamicsServices, TaskServices, Node):
         now = time.monotonic()
         period = max(now - self._last_report, 1e-9)
         self._last_report = now
+        p = self.processor
         state = {
-            'payload_links': ', '.join(sorted({p.link for p in attached_payloads(self.model)}))
-            if self.model is not None else '',
+            'payload_links': ', '.join(sorted({x.link for x in p.payloads})) if p else '',
             'reference_active': self._active_reference() is not None,
             'friction': self._friction_text(),
-            'external_torques': self._observer_note,
-            'observer_restarts': self._monitor.observer.resets if self._monitor else 0,
-            'in_contact': bool(self._monitor.detector.in_contact) if self._monitor else False,
+            'external_torques': p.observer_note if p else 'no robot model',
+            'observer_restarts': p.observer.resets if p and p.observer else 0,
+            'in_contact': bool(p.detector.in_contact) if p and p.detector else False,
         }
         status = dynamics_status(f'{self.get_name()}: dynamics', self.model, self.stats, period,
                                  state)

@@ -15,13 +15,17 @@
 """
 The dynamics node's services: M, Cartesian and inverse/forward dynamics, payloads, reset.
 
-:class:`DynamicsServices` is a part of :class:`denoc_ros.ros.dynamics_node.DynamicsNode` (which
-creates the services); each callback converts the request to arrays, calls the library and
+:class:`DynamicsServices` serves them for a :class:`denoc_ros.ros.dynamics_node.DynamicsNode`
+(which composes it; the state they read is the node's processor's); each callback converts the
+request to arrays, calls the library and
 answers ``success=false`` with the library's message for a bad request. An empty state vector
 in a request means the latest joint state's.
 """
 
+from denoc_ros_interfaces.srv import (ComputeForwardDynamics, ComputeInverseDynamics,
+                                      GetCartesianDynamics, GetMassMatrix, SetPayload)
 import numpy as np
+from std_srvs.srv import Trigger
 
 from ..dynamics import cartesian_dynamics, forward_dynamics, mass_matrix
 from ..dynamics._state import joint_vector
@@ -30,17 +34,37 @@ from ..feedforward import inverse_dynamics_terms
 
 
 class DynamicsServices:
-    """The service callbacks of the dynamics node (a mixin of :class:`DynamicsNode`)."""
+    """The service callbacks of the dynamics node ``node`` (composed by it)."""
+
+    def __init__(self, node):
+        self.node = node
+        for srv_type, name, callback in (
+                (GetMassMatrix, '~/get_mass_matrix', self.get_mass_matrix_callback),
+                (GetCartesianDynamics, '~/get_cartesian_dynamics',
+                 self.get_cartesian_dynamics_callback),
+                (ComputeInverseDynamics, '~/compute_inverse_dynamics',
+                 self.compute_inverse_dynamics_callback),
+                (ComputeForwardDynamics, '~/compute_forward_dynamics',
+                 self.compute_forward_dynamics_callback),
+                (SetPayload, '~/set_payload', self.set_payload_callback),
+                (Trigger, '~/reset_external_torques', self.reset_external_torques_callback)):
+            node.create_service(srv_type, name, callback)
+
+    @property
+    def model(self):
+        """Return the node's model in use (None before any)."""
+        return self.node.model
 
     def reset_external_torques_callback(self, request, response):
         """Re-zero the momentum observer (std_srvs/Trigger)."""
-        if self._monitor is None:
+        processor = self.node.processor
+        if processor is None or processor.observer is None:
             response.success = False
-            response.message = ('the observer is off (observer_gain 0)' if self.model else
+            response.message = ('the observer is off (observer_gain 0)' if processor else
                                 'no robot model loaded yet')
             return response
-        self._monitor.reset('reset_external_torques service')
-        self._observer_note = 'reset by the service; restarts at the next joint state'
+        processor.reset_observer('reset_external_torques service')
+        processor.observer_note = 'reset by the service; restarts at the next joint state'
         response.success, response.message = True, 'external torque observer re-zeroed'
         return response
 
@@ -55,11 +79,12 @@ class DynamicsServices:
     def _state_vector(self, values, what, index):
         """Return a request's vector (checked by the library); empty: the latest joint state's."""
         if len(values) == 0:
-            if self._latest is None:
+            latest = self.node.processor.latest
+            if latest is None:
                 raise InputError(f'{what} empty and no joint state received yet')
-            if self._latest[index] is None:
+            if latest[index] is None:
                 raise InputError(f'{what} empty and the latest joint state has no {what}')
-            return self._latest[index]
+            return latest[index]
         return joint_vector(self.model, what, values, configuration=what == 'positions')
 
     def _answer(self, response, fill):
@@ -126,9 +151,9 @@ class DynamicsServices:
             inertia = np.array([[p.ixx, p.ixy, p.ixz], [p.ixy, p.iyy, p.iyz],
                                 [p.ixz, p.iyz, p.izz]])
             # the code path ~/estimate_payload's apply takes too (TaskServices)
-            model = self._set_link_payload(link, p.m, [p.com.x, p.com.y, p.com.z], inertia)
+            model = self.node.set_payload(link, p.m, [p.com.x, p.com.y, p.com.z], inertia)
             r.link = link
             r.total_mass = float(np.sum(model.mass))
-            self.get_logger().info(f'payload on {link}: {p.m} kg; moving mass now '
-                                   f'{r.total_mass:.3f} kg')
+            self.node.get_logger().info(f'payload on {link}: {p.m} kg; moving mass now '
+                                        f'{r.total_mass:.3f} kg')
         return self._answer(response, fill)

@@ -47,6 +47,7 @@ import yaml
 
 from ..errors import InputError
 from ..feedforward import EVALUATE_AT
+from ..processor import ProcessorSettings
 
 PER_JOINT = 'per joint'   # the length of a per-joint list: one value or one per joint
 
@@ -329,6 +330,18 @@ class DynamicsSettings:
             if unknown:
                 raise InputError('parameter command_joints: names unknown joint(s): '
                                  + ', '.join(unknown))
+
+    def processor_settings(self):
+        """Return the :class:`denoc_ros.processor.ProcessorSettings` these settings make."""
+        return ProcessorSettings(
+            feedforward_state=self.feedforward_state, reference_timeout=self.reference_timeout,
+            prediction_horizon=self.prediction_horizon,
+            prediction_substeps=self.prediction_substeps, friction=self.friction,
+            observer_gain=self.observer_gain,
+            contact_threshold=tuple(self.contact_threshold),
+            contact_hysteresis=self.contact_hysteresis,
+            contact_frame=self.contact_frame or None, observer_max_gap=self.observer_max_gap,
+            payload_window=self.payload_window)
 
 
 # -- command-line and params-file values rcl would refuse ----------------------------------------

@@ -15,9 +15,9 @@
 """
 The dynamics node's long-running services: payload estimation, trajectory check and retime.
 
-:class:`TaskServices` is a part of :class:`denoc_ros.ros.dynamics_node.DynamicsNode`. It keeps
-the :class:`~denoc_ros.identification.payload.PayloadWindow` of the joint states that carry
-efforts (``payload_window`` seconds of header-stamp time; a new model empties it) and answers
+:class:`TaskServices` serves them for a :class:`denoc_ros.ros.dynamics_node.DynamicsNode`, from
+its processor's :class:`~denoc_ros.identification.payload.PayloadWindow` of the joint states that
+carry efforts (``payload_window`` seconds of header-stamp time; a new model empties it): it answers
 ``~/estimate_payload`` (:mod:`denoc_ros.ros.payload_services`), ``~/check_trajectory`` and
 ``~/retime_trajectory`` (:mod:`denoc_ros.ros.trajectory_services`).
 
@@ -31,19 +31,16 @@ concurrently. Under a single-threaded executor (the tests' harness) everything r
 thread and the hand-over is a plain call.
 """
 
-import copy
 import threading
 
 from denoc_ros_interfaces.srv import CheckTrajectory, EstimatePayload, RetimeTrajectory
-import numpy as np
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 
-from .payload_services import applied_payloads, estimate_payload_response, stamp_nanoseconds
+from .payload_services import applied_payloads, estimate_payload_response
 from .trajectory_services import check_trajectory_service, retime_trajectory_service
 from ..errors import DenocError, InputError
-from ..identification.payload import PayloadWindow
-from ..payload import attach_payload, attached_payloads, detach_payload
+from ..payload import attached_payloads
 from ..spatial import combine_inertials
 
 HAND_OVER_TIMEOUT = 30.0  # [s] a task waits this long for the node's own thread
@@ -55,42 +52,26 @@ def task_executor(context=None):
 
 
 class TaskServices:
-    """The long-running service callbacks of the dynamics node (a mixin of DynamicsNode)."""
+    """The long-running service callbacks of the dynamics node ``node`` (composed by it)."""
 
-    _payload_window = None  # PayloadWindow of the model in use (None before any model)
-
-    def _create_task_services(self):
+    def __init__(self, node):
         """Create the task services in their own callback group and the hand-over guard."""
+        self.node = node
         self._task_group = MutuallyExclusiveCallbackGroup()
         self._hand_over = []  # (function, result box, threading.Event) to run in the node group
         self._hand_over_lock = threading.Lock()
-        self._hand_over_guard = self.create_guard_condition(self._run_handed_over)
+        self._hand_over_guard = node.create_guard_condition(self._run_handed_over)
         for srv_type, name, callback in (
                 (EstimatePayload, '~/estimate_payload', self.estimate_payload_callback),
                 (CheckTrajectory, '~/check_trajectory', self.check_trajectory_callback),
                 (RetimeTrajectory, '~/retime_trajectory', self.retime_trajectory_callback)):
-            self.create_service(srv_type, name, callback, callback_group=self._task_group)
-        self.add_post_set_parameters_callback(self._payload_window_changed)
-
-    # -- the window ----------------------------------------------------------------------------
-    def _reset_payload_window(self):
-        """Start an empty window for the model in use (a new model, a new window length)."""
-        self._payload_window = (PayloadWindow(self.model.dof, self.settings.payload_window)
-                                if self.model is not None else None)
-
-    def _payload_window_changed(self, parameters):
-        if any(p.name == 'payload_window' for p in parameters) and self.model is not None:
-            self._reset_payload_window()
-
-    def _record_payload_sample(self, stamp, q, qd, effort):
-        """Append a joint state carrying efforts to the window (model order; ns stamp)."""
-        if effort is not None:
-            self._payload_window.append(stamp_nanoseconds(stamp), q, qd, effort)
+            node.create_service(srv_type, name, callback, callback_group=self._task_group)
 
     # -- running in the node's own group -------------------------------------------------------
     def _in_node_group(self, function):
         """Return ``function()`` run in the node's default group (its exception raised here)."""
-        if self.executor is None or isinstance(self.executor, SingleThreadedExecutor):
+        executor = self.node.executor
+        if executor is None or isinstance(executor, SingleThreadedExecutor):
             return function()  # one thread runs every callback: nothing runs concurrently
         box, done = {}, threading.Event()
         with self._hand_over_lock:
@@ -115,9 +96,10 @@ class TaskServices:
     # -- payload -------------------------------------------------------------------------------
     def _snapshot(self):
         """Return (model, friction on, copy of the window), taken in the node's group."""
-        window = self._payload_window
-        copied = None if window is None else copy.deepcopy(window)
-        return self.model, self.settings.friction, copied
+        processor = self.node.processor
+        if processor is None:
+            return None, False, None
+        return processor.snapshot()
 
     def estimate_payload_callback(self, request, response):
         """Estimate the payload on a link from the window; with ``apply``, set it."""
@@ -143,7 +125,7 @@ class TaskServices:
 
     def _apply_estimate(self, model, estimate):
         """Add ``estimate`` to its link's payload (as set_payload would); return its mass."""
-        if self.model is not model:
+        if self.node.model is not model:
             raise InputError('the model changed while estimating')
         held = None
         for p in attached_payloads(model):
@@ -152,24 +134,13 @@ class TaskServices:
                         combine_inertials(*held, p.mass, p.com, p.inertia))
         table = applied_payloads({} if held is None else {estimate.link: held}, estimate)
         mass, com, inertia = table[estimate.link]
-        self._set_link_payload(estimate.link, mass, com, inertia)
+        self.node.set_payload(estimate.link, mass, com, inertia)
         return mass
-
-    def _set_link_payload(self, link, mass, com, inertia):
-        """Replace (mass > 0) or remove (all zero) a link's payload; restart the observer."""
-        inertia = np.asarray(inertia, dtype=float)
-        if mass == 0.0 and not np.any(inertia):
-            model = detach_payload(self.model, link)
-        else:
-            model = attach_payload(self.model, link, mass, com, inertia, replace=True)
-        self.model = model
-        self._set_monitor(f'payload changed on {link}')
-        self.publish_payloads()
-        return model
 
     # -- trajectories --------------------------------------------------------------------------
     def _trajectory_task(self, service, request, response):
-        model, friction = self.model, self.settings.friction  # immutable: no copy needed
+        node = self.node
+        model, friction = node.model, node.settings.friction  # immutable: no copy needed
         if model is None:
             response.success, response.message = False, 'no robot model loaded yet'
             return response

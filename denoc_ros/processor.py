@@ -1,0 +1,368 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The dynamics node's per-joint-state logic, as a library class: arrays in, every output out.
+
+:class:`DynamicsProcessor` holds what the dynamics node keeps between joint states -- the model
+with its payloads (stacked by :func:`denoc_ros.payload.attach_payload`, once), the friction, the
+momentum observer and contact flags, the desired state of a reference, the window of samples for
+payload estimation, the counters of ``/diagnostics`` -- and turns one joint state (positions,
+velocities, efforts in model order and a stamp in seconds) into a :class:`Outputs`: the
+feed-forward terms and their sum, the contact-free accelerations and prediction, the external
+torques, contact flags and wrench. It imports no rclpy: the node converts messages and publishes.
+
+One joint state is one compiled pass (:func:`denoc_ros.compute_all_terms`) at the measured
+state: g, C qd (or C qd_d), M qdd_d, the observer's M qd and C^T qd, the contact frame's
+Jacobian and pose, the wrench, FD and the prediction. With a reference in ``desired`` mode the
+feed-forward is taken at the desired state, a second pass; the observer stays at the measured one.
+"""
+
+from dataclasses import dataclass, field
+import math
+import time
+from typing import List, Optional
+
+import numpy as np
+
+from .dynamics import compute_all_terms, Workspace
+from .dynamics.all_terms import problems as pass_problems
+from .dynamics.momentum_observer import STEP
+from .errors import DenocError, InputError
+from .feedforward import predict
+from .friction import JointFriction
+from .identification.payload_window import PayloadWindow
+from .observer import ContactDetector, MomentumObserver
+from .payload import attach_payload, attached_payloads, base_model, detach_payload
+
+__all__ = ['DynamicsProcessor', 'Outputs', 'ProcessorSettings', 'Statistics']
+
+EVALUATE_AT = ('desired', 'measured')
+
+
+@dataclass
+class ProcessorSettings:
+    """What the dynamics node's parameters set (names and meanings of the node's parameters)."""
+
+    feedforward_state: str = 'desired'
+    reference_timeout: float = 0.5
+    prediction_horizon: float = 0.01
+    prediction_substeps: int = 1
+    friction: bool = False
+    observer_gain: float = 50.0
+    contact_threshold: object = 5.0      # one value or one per joint
+    contact_hysteresis: float = 0.2
+    contact_frame: Optional[str] = None  # None or '': the tip
+    observer_max_gap: float = 0.1
+    payload_window: float = 30.0
+
+
+class Statistics:
+    """Counters for ``/diagnostics``; the per-period ones are reset at each report."""
+
+    def __init__(self):
+        self.received = self.published = self.invalid = self.backwards = 0
+        self.period_received = self.period_invalid = self.period_backwards = 0
+        self.last_stamp = None
+        self.compute_sum = self.compute_max = 0.0
+        self.computed = 0
+        self.last_error = ''
+
+    def bad_input(self, reason):
+        """Count an input that was dropped, keeping its reason."""
+        self.invalid += 1
+        self.period_invalid += 1
+        self.last_error = reason
+
+    def check_stamp(self, t):
+        """Count a stamp (s) older than the previous one (a clock reset or a bag loop)."""
+        older = self.last_stamp is not None and t < self.last_stamp
+        if older:
+            self.backwards += 1
+            self.period_backwards += 1
+            self.last_error = f'joint state stamp {t:.9f} s is older than {self.last_stamp:.9f} s'
+        self.last_stamp = t
+        return older
+
+    def compute_time(self, seconds):
+        """Record the time one message took."""
+        self.computed += 1
+        self.compute_sum += seconds
+        self.compute_max = max(self.compute_max, seconds)
+
+    def end_period(self):
+        """Reset the per-period counters."""
+        self.period_received = self.period_invalid = self.period_backwards = 0
+        self.compute_sum = self.compute_max = 0.0
+        self.computed = 0
+
+
+@dataclass
+class Outputs:
+    """
+    What one joint state gives; arrays are the processor's own until its next joint state.
+
+    ``feedforward`` = gravity + coriolis + inertia + friction (``friction`` zeros when off).
+    ``accelerations``: FD under the efforts less friction (None without efforts);
+    ``prediction``: (q, qd, qdd) after the horizon (None unless asked, or without efforts);
+    ``external_torques``, ``joint_in_contact``, ``max_ratio``: the observer's (None when it is
+    off or the joint state has no efforts); ``wrench``: [force; torque] at the contact frame in
+    its axes (None unless asked). ``problems``: what could not be computed, one line each
+    (the rest is valid); ``restarted``: the observer (re)started at this joint state.
+    """
+
+    stamp: float
+    gravity: np.ndarray
+    coriolis: np.ndarray
+    inertia: np.ndarray
+    friction: np.ndarray
+    feedforward: np.ndarray
+    accelerations: Optional[np.ndarray] = None
+    prediction: Optional[tuple] = None
+    external_torques: Optional[np.ndarray] = None
+    joint_in_contact: Optional[np.ndarray] = None
+    max_ratio: float = 0.0
+    wrench: Optional[np.ndarray] = None
+    restarted: bool = False
+    problems: List[str] = field(default_factory=list)
+
+    @property
+    def in_contact(self):
+        """Return True if any joint is in contact."""
+        return self.joint_in_contact is not None and bool(self.joint_in_contact.any())
+
+
+class DynamicsProcessor:
+    """
+    The dynamics node's state and per-joint-state computation, without ROS (module docstring).
+
+    ``model``: the loaded model (without payloads); ``settings``: a :class:`ProcessorSettings`
+    (or its fields as keywords). Not thread-safe: one thread feeds it; :meth:`snapshot` hands
+    a consistent copy of what a long task needs to another thread.
+    """
+
+    def __init__(self, model, settings=None, **values):
+        self.settings = settings if settings is not None else ProcessorSettings(**values)
+        self.stats = Statistics()
+        self.model = None
+        self.observer_note = 'no joint state yet'
+        self.latest = None       # (q, qd, effort or None) of the last joint state answered
+        self._reference = None   # ((q_d, qd_d, qdd_d), monotonic receive time)
+        self.install_model(model)
+
+    # -- model, payloads, settings ---------------------------------------------------------------
+    def install_model(self, model):
+        """Use a newly loaded model: payloads, reference, window and observer start afresh."""
+        self.model = model
+        self._base = base_model(model)
+        self.latest = None
+        self._reference = None
+        self._configure()
+        self.window = PayloadWindow(model.dof, self.settings.payload_window)
+
+    def configure(self, settings):
+        """Apply new settings (a new observer, friction, window length as they changed)."""
+        old, self.settings = self.settings, settings
+        if settings.payload_window != old.payload_window:
+            self.window = PayloadWindow(self.model.dof, settings.payload_window)
+        if (settings.friction != old.friction or any(
+                getattr(settings, k) != getattr(old, k) for k in (
+                    'observer_gain', 'contact_threshold', 'contact_hysteresis',
+                    'contact_frame', 'observer_max_gap'))):
+            self._configure('observer parameters changed')
+
+    def _configure(self, reason='new robot model'):
+        """(Re)build the workspaces, friction and observer for the model in use."""
+        model, s = self.model, self.settings
+        if s.feedforward_state not in EVALUATE_AT:
+            raise InputError(f'feedforward_state is {s.feedforward_state!r}; choose one of '
+                             f'{EVALUATE_AT}')
+        self.workspace = Workspace(model)           # the measured state's pass
+        self.desired_workspace = Workspace(model)   # the desired state's (desired mode)
+        self.friction = JointFriction(self._base) if s.friction else None
+        self._zeros = np.zeros(model.nv)
+        self.contact_frame = model.frame(s.contact_frame or None).name
+        if s.observer_gain > 0.0:
+            thresholds = np.asarray(s.contact_threshold, dtype=float).reshape(-1)
+            if thresholds.size == 1:
+                thresholds = np.full(model.nv, float(thresholds[0]))
+            if thresholds.size != model.nv:
+                raise InputError(f'contact_threshold needs 1 or {model.nv} values, got '
+                                 f'{thresholds.size}')
+            self.observer = MomentumObserver(model, s.observer_gain, None, s.observer_max_gap)
+            self.detector = ContactDetector(thresholds, s.contact_hysteresis)
+            self.reset_observer(reason)
+            self.observer_note = f'waiting for a joint state with efforts ({reason})'
+        else:
+            self.observer = self.detector = None
+            self.observer_note = 'off (observer_gain 0)'
+
+    def reset_observer(self, reason='reset'):
+        """Re-zero the observer and forget the contacts (False if the observer is off)."""
+        if self.observer is None:
+            return False
+        self.observer.reset(reason)
+        self.detector.reset()
+        return True
+
+    @property
+    def payloads(self):
+        """Return the payloads on the model in use, in the order they were attached."""
+        return attached_payloads(self.model)
+
+    def set_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=None):
+        """
+        Replace (mass > 0) or remove (mass and inertia zero) the payload of ``link``.
+
+        The model in use becomes :func:`denoc_ros.attach_payload` (``replace=True``) or
+        :func:`denoc_ros.detach_payload` of it; the observer restarts. Returns the new model.
+        """
+        inertia = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
+        if mass == 0.0 and not np.any(inertia):
+            model = detach_payload(self.model, link)
+        else:
+            model = attach_payload(self.model, link, mass, com, inertia, replace=True)
+        self.model = model
+        self._configure(f'payload changed on {model.frame(link).name}')
+        return model
+
+    # -- reference -------------------------------------------------------------------------------
+    def set_reference(self, q_d, qd_d, qdd_d, now=None):
+        """Keep ``(q_d, qd_d, qdd_d)`` (model order) as the desired state, received ``now``."""
+        self._reference = ((q_d, qd_d, qdd_d), time.monotonic() if now is None else now)
+
+    def active_reference(self, now=None):
+        """Return the desired state if a reference arrived within ``reference_timeout``."""
+        if self._reference is None:
+            return None
+        desired, received = self._reference
+        timeout = self.settings.reference_timeout
+        if timeout > 0 and (time.monotonic() if now is None else now) - received > timeout:
+            return None
+        return desired
+
+    # -- one joint state -------------------------------------------------------------------------
+    def process(self, t, q, qd, effort=None, stamp_ns=None, now=None, prediction=False,
+                wrench=False, accelerations=False):
+        """
+        Answer one joint state: ``q``, ``qd``, ``effort`` (None: none) in model order, ``t`` s.
+
+        ``prediction``, ``wrench``, ``accelerations``: compute those too (someone listens).
+        Returns :class:`Outputs`; raises InputError (the joint state is dropped) when the
+        feed-forward itself cannot be computed or is not finite.
+        """
+        stats = self.stats
+        stats.received += 1
+        stats.period_received += 1
+        start = time.perf_counter()
+        model, s = self.model, self.settings
+        desired = self.active_reference(now)
+        friction = self.friction
+        tau = None
+        if effort is not None:
+            tau = effort if friction is None else effort - friction(qd)
+        observer = self.observer if effort is not None else None
+        horizon = s.prediction_horizon if prediction and not model.floating else None
+        if horizon == 0.0:
+            horizon, accelerations = None, True
+        want_frame = wrench and observer is not None and not model.floating
+        measured_pass = desired is None or s.feedforward_state == 'measured'
+        ws = self.workspace
+        problems = []
+        extras = {'tau': tau, 'observer': observer, 't': t, 'acceleration': accelerations,
+                  'horizon': horizon, 'substeps': s.prediction_substeps,
+                  'frame': self.contact_frame if want_frame else None, 'wrench': want_frame,
+                  'strict': False}
+        try:
+            if measured_pass:
+                if desired is None:
+                    compute_all_terms(model, q, qd, ws, **extras)
+                else:
+                    compute_all_terms(model, q, qd, ws, u=desired[1], a=desired[2], **extras)
+                terms = ws
+            else:
+                terms = self.desired_workspace
+                compute_all_terms(model, desired[0], desired[1], terms, a=desired[2])
+                if tau is not None:
+                    compute_all_terms(model, q, qd, ws, **extras)
+        except DenocError as err:
+            raise InputError(f'joint state dropped: {err}') from None
+        inertia = terms.inertia if desired is not None else self._zeros
+        friction_torques = (self._zeros if friction is None else
+                            friction(qd if measured_pass else desired[1]))
+        total = terms.g + terms.coriolis + inertia + friction_torques
+        if not math.isfinite(total.sum()):
+            raise InputError('non-finite torques at this state: nothing published')
+        self.latest = (q, qd, effort)  # the services' "latest joint state"
+        if effort is not None:
+            self.window.append(int(round(t * 1e9)) if stamp_ns is None else stamp_ns,
+                               q, qd, effort)
+        out = Outputs(t, terms.g, terms.coriolis, inertia, friction_torques, total,
+                      problems=problems)
+        if tau is not None:
+            fd_problems = pass_problems(ws)
+            fd_failed = ws.small[19] != 0.0  # (all_terms: the forward dynamics' status)
+            if (accelerations or horizon is not None) and fd_failed:
+                problems.append(f'no prediction: {fd_problems[0]}')
+            elif accelerations or horizon is not None:
+                out.accelerations = ws.ddq
+                if horizon is not None:
+                    out.prediction = tuple(ws.prediction)
+                elif prediction:
+                    out.prediction = (q, qd, ws.ddq)
+            if prediction and model.floating:
+                out.prediction = self._floating_prediction(q, qd, tau, problems)
+            if observer is not None:
+                self._observed(out, ws, want_frame)
+        elif self.observer is not None:
+            self.observer_note = 'no external torques: the joint states carry no efforts'
+            if self.observer.initialized:
+                self.reset_observer('joint states without efforts')
+        stats.published += 1
+        stats.compute_time(time.perf_counter() - start)
+        return out
+
+    def _observed(self, out, ws, want_frame):
+        """Fill the observer's outputs of ``out`` from the pass in ``ws``."""
+        observer = self.observer
+        if ws.small[20] == 0.0:  # (all_terms: the estimate is finite)
+            self.reset_observer('non-finite estimate')
+            out.problems.append('external torque estimate not finite: observer restarted')
+            return
+        if ws.observer_event != STEP and ws.observer_event != 4:  # (4: a repeated stamp)
+            self.observer_note = f'(re)started: {observer.reason}'
+            out.restarted = observer.resets > 1
+        r = observer.estimate
+        out.external_torques = r
+        out.joint_in_contact = self.detector.update(r)
+        out.max_ratio = self.detector.ratio(r)
+        if want_frame:
+            if ws.small[21] == 0.0:
+                out.problems.append('no external wrench: not finite (a singular Jacobian?)')
+            else:
+                out.wrench = ws.wrench
+
+    def _floating_prediction(self, q, qd, tau, problems):
+        """Return the prediction of a floating-base model (Lie-group RK4, not compiled)."""
+        try:
+            return predict(self.model, q, qd, tau, self.settings.prediction_horizon,
+                           self.settings.prediction_substeps)
+        except DenocError as err:
+            problems.append(f'no prediction: {err}')
+            return None
+
+    def snapshot(self):
+        """Return (model, friction on, a copy of the payload window) for a task elsewhere."""
+        import copy
+        return self.model, self.settings.friction, copy.deepcopy(self.window)

@@ -1,0 +1,196 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The dynamics node's output topics: who listens, and each message built once, refilled per state.
+
+:class:`DynamicsOutputs` owns the node's output publishers. A topic is published only while it
+has a subscriber; the counts are read from the middleware at most every
+:data:`LISTENER_REFRESH` seconds of joint-state arrivals (a call per topic per message cost
+more than the computation), so a subscriber that joins gets the messages from at most that much
+after its discovery. The JointState, Float64MultiArray, DynamicsState and JointTrajectory outputs
+are :class:`~denoc_ros.ros.serialized.Template` bytes (the joint names, layout and frame fixed,
+the stamp and the arrays written in place); ContactState and WrenchStamped are preallocated
+messages.
+"""
+
+import time
+
+from denoc_ros_interfaces.msg import ContactState, DynamicsState
+from geometry_msgs.msg import WrenchStamped
+import numpy as np
+from rclpy.duration import Duration
+from rclpy.event_handler import PublisherEventCallbacks
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from .serialized import Template
+
+TERMS = ('gravity', 'coriolis', 'inertia', 'feedforward')
+TOPICS = TERMS + ('command', 'prediction', 'external', 'contact', 'wrench', 'state')
+LISTENER_REFRESH = 0.05  # [s] between two reads of the subscription counts
+
+
+def _set(field):
+    def setter(message, values):
+        setattr(message, field, values)
+    return setter
+
+
+def _set_point(field):
+    def setter(message, values):
+        setattr(message.points[0], field, values)
+    return setter
+
+
+class DynamicsOutputs:
+    """The publishers of the dynamics node and their prebuilt messages (module docstring)."""
+
+    def __init__(self, node):
+        # No QoS event handlers on the outputs: each is one more entity in the executor's wait
+        # set, rebuilt for every message (14 cost about 65 us per round trip).
+        quiet = PublisherEventCallbacks(use_default_callbacks=False)
+
+        def publisher(message_type, topic):
+            return node.create_publisher(message_type, topic, 10, event_callbacks=quiet)
+        self.publishers = {term: publisher(JointState, f'~/{term}_torques') for term in TERMS}
+        self.publishers.update(
+            command=publisher(Float64MultiArray, '~/effort_command'),
+            prediction=publisher(JointTrajectory, '~/prediction'),
+            external=publisher(JointState, '~/external_torques'),
+            contact=publisher(ContactState, '~/contact'),
+            wrench=publisher(WrenchStamped, '~/external_wrench'),
+            state=publisher(DynamicsState, '~/dynamics_state'))
+        self.listening = dict.fromkeys(TOPICS, False)
+        self._refreshed = -1.0
+        self._names = None
+
+    def refresh(self, now=None):
+        """Read the subscription counts if the last read is older than LISTENER_REFRESH."""
+        now = time.monotonic() if now is None else now
+        if now - self._refreshed >= LISTENER_REFRESH:
+            self._refreshed = now
+            for topic, pub in self.publishers.items():
+                self.listening[topic] = pub.get_subscription_count() > 0
+        return self.listening
+
+    def prepare(self, joint_names, command_index, horizon, frame):
+        """Build the messages of a model (its joint names), a command order and a horizon."""
+        self._names = list(joint_names)
+        self._command_index = np.asarray(command_index)
+        self._horizon = horizon
+        self._frame_id = None
+        self._contact = ContactState(joint_names=list(joint_names))
+        self._wrench = WrenchStamped()
+        self._wrench.header.frame_id = frame
+        self._build('')
+
+    def _build(self, frame_id):
+        """(Re)build the templates for a header frame_id (the input's, copied)."""
+        n, names = len(self._names), self._names
+        self._frame_id = frame_id
+
+        def joint_state():
+            msg = JointState(name=list(names))
+            msg.header.frame_id = frame_id
+            return msg
+        self._joint_state = Template(joint_state(), {'effort': _set('effort')}, n)
+        command = Float64MultiArray()
+        m = len(self._command_index)
+        command.layout.dim = [MultiArrayDimension(label='joints', size=m, stride=m)]
+        self._command = Template(command, {'data': _set('data')}, m, stamp=False)
+        prediction = JointTrajectory(joint_names=list(names), points=[JointTrajectoryPoint()])
+        prediction.header.frame_id = frame_id
+        prediction.points[0].time_from_start = Duration(seconds=self._horizon).to_msg()
+        self._prediction = Template(
+            prediction, {f: _set_point(f) for f in ('positions', 'velocities', 'accelerations',
+                                                    'effort')}, n, after=('sec', 'nanosec'))
+        self._states = {}
+
+    def _state_template(self, accelerations, observed):
+        """Return the DynamicsState template with or without accelerations and observer outputs."""
+        key = (accelerations, observed)
+        template = self._states.get(key)
+        if template is None:
+            n = len(self._names)
+            msg = DynamicsState(joint_names=list(self._names))
+            msg.header.frame_id = self._frame_id
+            arrays = {f: _set(f) for f in ('gravity', 'coriolis', 'inertia', 'friction',
+                                           'feedforward')}
+            if accelerations:
+                arrays['predicted_accelerations'] = _set('predicted_accelerations')
+            if observed:
+                arrays['external_torques'] = _set('external_torques')
+                msg.joint_in_contact = [True] * n
+                after = ('flags',)
+            else:  # empty external_torques, joint_in_contact: their lengths
+                after = ('length',) * (3 if not accelerations else 2)
+            template = Template(msg, arrays, n, after=after,
+                                flags='joint_in_contact' if observed else None)
+            self._states[key] = template
+        return template
+
+    def publish(self, header, effort, out):
+        """Publish what the listeners want of :class:`denoc_ros.processor.Outputs` ``out``."""
+        listening, pubs = self.listening, self.publishers
+        if header.frame_id != self._frame_id:
+            self._build(header.frame_id)
+        sec, nanosec = header.stamp.sec, header.stamp.nanosec
+        fill = self._joint_state.fill
+        for term, values in (('gravity', out.gravity), ('coriolis', out.coriolis),
+                             ('inertia', out.inertia), ('feedforward', out.feedforward)):
+            if listening[term]:
+                pubs[term].publish(fill(sec, nanosec, effort=values))
+        if listening['command']:
+            pubs['command'].publish(self._command.fill(
+                0, 0, data=out.feedforward[self._command_index]))
+        if listening['prediction'] and out.prediction is not None:
+            q, qd, qdd = out.prediction
+            pubs['prediction'].publish(self._prediction.fill(
+                sec, nanosec, positions=q, velocities=qd, accelerations=qdd, effort=effort))
+        observed = out.external_torques is not None
+        if listening['state']:
+            accelerations = out.accelerations is not None
+            arrays = {'gravity': out.gravity, 'coriolis': out.coriolis, 'inertia': out.inertia,
+                      'friction': out.friction, 'feedforward': out.feedforward}
+            if accelerations:
+                arrays['predicted_accelerations'] = out.accelerations
+            if observed:
+                arrays['external_torques'] = out.external_torques
+                arrays['joint_in_contact'] = out.joint_in_contact
+            pubs['state'].publish(self._state_template(accelerations, observed).fill(
+                sec, nanosec, **arrays))
+        if not observed:
+            return
+        if listening['external']:
+            pubs['external'].publish(fill(sec, nanosec, effort=out.external_torques))
+        if listening['contact']:
+            contact = self._contact
+            contact.header = header
+            contact.in_contact = out.in_contact
+            contact.external_torques = out.external_torques.tolist()
+            contact.joint_in_contact = out.joint_in_contact.tolist()
+            contact.max_ratio = out.max_ratio
+            pubs['contact'].publish(contact)
+        if listening['wrench'] and out.wrench is not None:
+            msg = self._wrench
+            msg.header.stamp = header.stamp
+            f, m = msg.wrench.force, msg.wrench.torque
+            f.x, f.y, f.z, m.x, m.y, m.z = out.wrench.tolist()
+            pubs['wrench'].publish(msg)
+
+    def set_thresholds(self, thresholds):
+        """Set the ContactState's per-joint thresholds (constant per observer)."""
+        self._contact.thresholds = [float(v) for v in thresholds]
