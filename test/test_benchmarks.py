@@ -95,12 +95,13 @@ def table_row(out, label):
 @pytest.mark.ros
 @pytest.mark.slow
 def test_node_latency_rounds_with_every_output_subscribed():
-    """--rounds 2 --subscribe-all --drain-limit 0: no message lost, every extra output used."""
+    """--rounds 2 --outputs all --with-effort: nothing lost, every output used, CPU measured."""
     venv_executable('denoc_dynamics_node')  # the scripts start it: the tree's copy?
     out = run([str(BENCHMARKS / 'node_latency.py'), '--duration', '2', '--rate', '200',
-               '--rounds', '2', '--subscribe-all', '--drain-limit', '0'], timeout=150)
+               '--rounds', '2', '--outputs', 'all', '--with-effort', '--drain-limit', '0'],
+              timeout=150)
     assert ('Node latency: 7-joint JointState at 200 Hz for 2 s per target in 2 rounds '
-            '(urdf_path:=panda, drain_limit:=0, every output subscribed, no efforts)') in out, out
+            '(urdf_path:=panda, drain_limit:=0, every output subscribed, with efforts)') in out, out
     for target in ('relay', 'dynamics node'):
         for k in (1, 2):
             assert f'{target}, round {k}/2: sent 200, received ' in out, out
@@ -111,11 +112,12 @@ def test_node_latency_rounds_with_every_output_subscribed():
     assert 'extra outputs of the dynamics node, messages delivered' in out, out
     delivered = dict(line.split() for line in out.splitlines()
                      if line.startswith('  /denoc_dynamics/'))
-    assert sorted(delivered) == ['/denoc_dynamics/coriolis_torques',
-                                 '/denoc_dynamics/effort_command',
-                                 '/denoc_dynamics/gravity_torques',
-                                 '/denoc_dynamics/inertia_torques'], out
+    assert sorted(delivered) == ['/denoc_dynamics/' + t for t in (
+        'contact', 'coriolis_torques', 'dynamics_state', 'effort_command', 'external_torques',
+        'external_wrench', 'gravity_torques', 'inertia_torques', 'prediction')], out
     assert all(int(count) > 0 for count in delivered.values()), out
+    relay_cpu, node_cpu, _ = table_row(out, 'CPU time per message [ms]')
+    assert 0.0 < float(relay_cpu) and 0.0 < float(node_cpu), out
 
 
 def test_dh_to_urdf_puma_matches_the_toolbox():

@@ -283,3 +283,24 @@ def test_the_model_carries_its_payload_record_through_pickling(panda):
     assert [p.link for p in dr.payload.attached_payloads(copy)] == ['panda_link7']
     np.testing.assert_array_equal(dr.detach_payload(copy).mass, panda.mass)
     assert '_kernel_form' not in vars(copy)  # rebuilt on first use, not pickled
+
+
+def test_the_compiled_wrench_solves_the_damped_least_squares_of_numpy():
+    """contact_wrench (Jacobi eigenvalue, Cholesky) against NumPy's SVD and LAPACK solve."""
+    from denoc_ros.dynamics.momentum_observer import contact_wrench
+    rng = np.random.default_rng(8)
+    worst = 0.0
+    for k in range(300):
+        n = 7 if k % 5 else 6
+        J, tau = rng.normal(size=(6, n)), rng.normal(size=n)
+        if k % 3 == 0:  # near a singularity: the damping is on
+            J[5] = J[4] * 10.0 ** rng.uniform(-6, -1)
+        R = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+        s = np.linalg.svd(J, compute_uv=False)[5]
+        lam2 = 0.05 ** 2 * (1.0 - (s / 0.05) ** 2) if s < 0.05 else 0.0
+        F = np.linalg.solve(J @ J.T + lam2 * np.eye(6), J @ tau)
+        expected = np.concatenate((R.T @ F[:3], R.T @ F[3:]))
+        out = np.empty(6)
+        contact_wrench(J, R, tau, 0.05, 0.05, out)
+        worst = max(worst, np.max(np.abs(out - expected)) / np.max(np.abs(expected)))
+    assert worst < 1e-9, worst  # (conditioning up to 1e6 near the singular ones)

@@ -87,6 +87,46 @@ def observer_step(state, gain, max_gap, t, p, w, r):
 
 
 @jit
+def smallest_eigenvalue(A):
+    """
+    Return the smallest eigenvalue of the symmetric 6x6 ``A`` (cyclic Jacobi, in place).
+
+    Jacobi's rotations (Golub & Van Loan, Alg. 8.5.3) until the off-diagonal part is below
+    1e-15 of the diagonal's: accurate to rounding relative to ``|A|``, no allocation.
+    """
+    for _ in range(30):
+        off = 0.0
+        diag = 0.0
+        for p in range(6):
+            diag += A[p, p] * A[p, p]
+            for q in range(p + 1, 6):
+                off += A[p, q] * A[p, q]
+        if off <= 1e-30 * diag:
+            break
+        for p in range(5):
+            for q in range(p + 1, 6):
+                if A[p, q] == 0.0:
+                    continue
+                theta = (A[q, q] - A[p, p]) / (2.0 * A[p, q])
+                t = (1.0 if theta >= 0.0 else -1.0) / (abs(theta) + math.sqrt(theta * theta
+                                                                               + 1.0))
+                c = 1.0 / math.sqrt(t * t + 1.0)
+                s = t * c
+                for k in range(6):  # A <- J^T A J, rows and columns p and q
+                    akp, akq = A[k, p], A[k, q]
+                    A[k, p] = c * akp - s * akq
+                    A[k, q] = s * akp + c * akq
+                for k in range(6):
+                    apk, aqk = A[p, k], A[q, k]
+                    A[p, k] = c * apk - s * aqk
+                    A[q, k] = s * apk + c * aqk
+    smallest = A[0, 0]
+    for p in range(1, 6):
+        smallest = min(smallest, A[p, p])
+    return smallest
+
+
+@jit
 def contact_wrench(J, R, tau_ext, damping, threshold, out):
     """
     Write the wrench at a frame that explains ``tau_ext`` into ``out`` (6): [force; torque].
@@ -95,10 +135,13 @@ def contact_wrench(J, R, tau_ext, damping, threshold, out):
     near a singularity (Maciejewski & Klein): with ``s`` the smallest singular value of ``J``
     (0 for fewer than six joints), ``F = (J J^T + l^2 1)^-1 J tau_ext``, ``l^2 = damping^2
     (1 - (s / threshold)^2)`` if ``s < threshold``, else 0. ``out`` in the frame's axes ``R``
-    (its orientation in the base), torque about its origin.
+    (its orientation in the base), torque about its origin. ``s^2`` is the smallest eigenvalue
+    of ``J J^T`` (:func:`smallest_eigenvalue`); the system is solved by Cholesky (Golub & Van
+    Loan, Alg. 4.2.1), all in 6x6 scratch of the stack's size.
     """
     n = J.shape[1]
     A = np.empty((6, 6))
+    W = np.empty((6, 6))
     b = np.empty(6)
     for r in range(6):
         total = 0.0
@@ -113,12 +156,38 @@ def contact_wrench(J, R, tau_ext, damping, threshold, out):
             A[c, r] = total
     smallest = 0.0
     if n >= 6:
-        smallest = math.sqrt(max(np.linalg.eigvalsh(A)[0], 0.0))
+        W[:, :] = A
+        smallest = math.sqrt(max(smallest_eigenvalue(W), 0.0))
     lam2 = damping * damping * (1.0 - (smallest / threshold) ** 2) if smallest < threshold \
         else 0.0
     for r in range(6):
         A[r, r] += lam2
-    F = np.linalg.solve(A, b)
+    # Cholesky A = L L^T (lower triangle of A), then L y = b, L^T F = y (into b).
+    for j in range(6):
+        d = A[j, j]
+        for k in range(j):
+            d -= A[j, k] * A[j, k]
+        if not d > 0.0:  # singular (no damping, a rank-deficient J): no wrench explains it
+            for r in range(6):
+                out[r] = math.nan
+            return
+        d = math.sqrt(d)
+        A[j, j] = d
+        for i in range(j + 1, 6):
+            v = A[i, j]
+            for k in range(j):
+                v -= A[i, k] * A[j, k]
+            A[i, j] = v / d
+    for i in range(6):
+        v = b[i]
+        for k in range(i):
+            v -= A[i, k] * b[k]
+        b[i] = v / A[i, i]
+    for i in range(5, -1, -1):
+        v = b[i]
+        for k in range(i + 1, 6):
+            v -= A[k, i] * b[k]
+        b[i] = v / A[i, i]
     for h in range(2):
         for r in range(3):
-            out[3 * h + r] = R[0, r] * F[3 * h] + R[1, r] * F[3 * h + 1] + R[2, r] * F[3 * h + 2]
+            out[3 * h + r] = R[0, r] * b[3 * h] + R[1, r] * b[3 * h + 1] + R[2, r] * b[3 * h + 2]

@@ -296,7 +296,7 @@ class DynamicsNode(Node):
         try:
             out = processor.process(
                 t, q, qd, effort, stamp.sec * 1_000_000_000 + stamp.nanosec,
-                prediction=listening['prediction'] or listening['state'],
+                prediction=listening['prediction'],
                 wrench=listening['wrench'], accelerations=listening['state'])
         except DenocError as err:
             self._reject(str(err))

@@ -95,10 +95,16 @@ class DynamicsOutputs:
         self._contact = ContactState(joint_names=list(joint_names))
         self._wrench = WrenchStamped()
         self._wrench.header.frame_id = frame
+        self._by_frame = {}
         self._build('')
 
     def _build(self, frame_id):
-        """(Re)build the templates for a header frame_id (the input's, copied)."""
+        """Use the templates of a header frame_id (the input's, copied): kept for up to 8."""
+        cached = self._by_frame.get(frame_id)
+        if cached is not None:
+            self._frame_id = frame_id
+            self._joint_state, self._command, self._prediction, self._states = cached
+            return
         n, names = len(self._names), self._names
         self._frame_id = frame_id
 
@@ -118,6 +124,10 @@ class DynamicsOutputs:
             prediction, {f: _set_point(f) for f in ('positions', 'velocities', 'accelerations',
                                                     'effort')}, n, after=('sec', 'nanosec'))
         self._states = {}
+        if len(self._by_frame) >= 8:
+            self._by_frame.clear()
+        self._by_frame[frame_id] = (self._joint_state, self._command, self._prediction,
+                                    self._states)
 
     def _state_template(self, accelerations, observed):
         """Return the DynamicsState template with or without accelerations and observer outputs."""
