@@ -42,6 +42,7 @@ import numpy as np
 
 from .estimation import bound_row
 from .parameters import parameters_of
+from ..errors import InputError, URDFError
 from ..spatial import rotate_inertia
 from ..urdf import _link_inertial, _parse
 from ..urdf_xml import xml_body
@@ -77,7 +78,14 @@ def _tree(text):
 def _numbers(element, name, default):
     if element is None or element.get(name) is None:
         return np.array(default, dtype=float)
-    return np.array([float(x) for x in element.get(name).split()])
+    text = element.get(name)
+    try:
+        values = np.array([float(x) for x in text.split()])
+    except ValueError:
+        values = None
+    if values is None or values.size != len(default):
+        raise URDFError(f'<{element.tag} {name}="{text}">: {len(default)} numbers expected')
+    return values
 
 
 def _rpy(rpy):
@@ -169,10 +177,11 @@ def _geometry_points(geometry, folder):
         if shape.tag == 'box':
             half = 0.5 * _numbers(shape, 'size', (0.0, 0.0, 0.0))
         elif shape.tag == 'cylinder':
-            r, length = float(shape.get('radius', 0)), float(shape.get('length', 0))
+            r = float(_numbers(shape, 'radius', (0.0,))[0])
+            length = float(_numbers(shape, 'length', (0.0,))[0])
             half = np.array([r, r, 0.5 * length])
         elif shape.tag == 'sphere':
-            half = np.full(3, float(shape.get('radius', 0)))
+            half = np.full(3, float(_numbers(shape, 'radius', (0.0,))[0]))
         elif shape.tag == 'mesh':
             return _mesh_points(shape, folder)
         if half is not None:
@@ -233,7 +242,6 @@ def body_bounds(text, model, radius=DEFAULT_RADIUS, folder=None) -> Tuple[BodyBo
     """
     radius = float(radius)
     if not radius > 0.0:
-        from ..errors import InputError
         raise InputError(f'body bound radius must be positive, got {radius} m')
     links, _ = _tree(text)
     members = {i: [] for i in range(model.nbodies)}
