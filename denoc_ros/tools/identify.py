@@ -285,6 +285,11 @@ def _payload(args, text, model, settings, timings, read):
         raise DenocError('--validate is not used with --payload (the estimate reports its own '
                          'residual and standard deviations)')
     samples = read(args.data, 'data')
+    missing = [name for j, name in enumerate(model.joint_names)
+               if any(np.isnan(s.tau[:, j]).any() for s in samples)]
+    if missing:
+        raise DataError(f'--payload needs the efforts of every joint of the chain; none for '
+                        f'{", ".join(missing)} (choose a shorter chain with --tip-link)')
     t0 = time.perf_counter()
     friction = args.friction != 'none'
     stack = {k: np.concatenate([getattr(s, k) for s in samples])
