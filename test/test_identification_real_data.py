@@ -31,9 +31,9 @@ from denoc_ros.identification import data as recordings
 from denoc_ros.identification import pipeline
 from denoc_ros.identification.base import base_parameters
 from denoc_ros.identification.bounds import body_bounds, BodyBound
+from denoc_ros.identification.estimation import _pseudo_inertia
 from denoc_ros.identification.estimation import (bound_row, least_squares, NormalEquations,
                                                  physical_margin, physically_consistent)
-from denoc_ros.identification.estimation import _pseudo_inertia
 from denoc_ros.identification.filtering import Samples
 from denoc_ros.identification.parameters import ParameterLayout, parameters_of
 from denoc_ros.identification.recording import JointStateRecording, unsensed_joints
@@ -107,10 +107,12 @@ def test_unsensed_joint_through_least_squares_and_base_parameters():
 
 def test_unsensed_joints_through_the_physical_fit_and_validation():
     """
-    Exact efforts of a physical arm, two joints unsensed (NaN): identify() reports only the
-    sensed joints, its least squares find the base parameters of the sensed rows (1e-9 of
-    the largest), its physically consistent fit within 1e-3 of the largest (measured 1.9e-4,
-    the same with every joint sensed: the weak prior and the barrier's last gap).
+    Exact efforts of a physical arm, two joints unsensed (NaN): their rows are left out.
+
+    identify() reports only the sensed joints, its least squares find the base parameters of
+    the sensed rows (1e-9 of the largest), its physically consistent fit within 1e-3 of the
+    largest (measured 1.9e-4, the same with every joint sensed: the weak prior and the
+    barrier's last gap).
     """
     model = dr.load_urdf(read_description('panda'))
     rng = np.random.default_rng(8)
@@ -149,6 +151,8 @@ def points_parameters(masses, points):
 
 def test_ellipsoid_lmi_against_point_masses():
     """
+    The ellipsoid LMI against point masses, and the box bound against its box's corners.
+
     ``bound_row(Q) . p`` is the mass-weighted ``1 - (x-c)^T S^-1 (x-c)`` of point masses (1e-12),
     so non-negative for points inside the ellipsoid; the box bound contains its box's corners.
     """
@@ -194,7 +198,8 @@ def slsqp_reference(fit, normal, layout, constraints):
         return float(theta @ A @ theta - 2 * b @ theta + c) + fit.prior_weight * prior
 
     def gradient(theta):
-        return 2 * (A @ theta - b) + 2 * fit.prior_weight * (theta - layout.nominal) / fit.scale ** 2
+        prior = (theta - layout.nominal) / fit.scale ** 2
+        return 2 * (A @ theta - b) + 2 * fit.prior_weight * prior
     reference = minimize(objective, fit.theta * 1.001, jac=gradient, method='SLSQP',
                          constraints=constraints, options={'maxiter': 100, 'ftol': 1e-15})
     print(f'SLSQP: {reference.nit} iterations, {reference.message}')
@@ -203,6 +208,8 @@ def slsqp_reference(fit, normal, layout, constraints):
 
 def test_locked_links_and_ellipsoid_in_the_physical_fit():
     """
+    Locked links and a bounding sphere in the physical fit: both held, no worse than SLSQP.
+
     Data of a 1 kg second link, 1.5 kg locked onto it, and a sphere too small for link 1: the
     fit keeps body 2 heavier than the locked part (its remainder's pseudo-inertia positive
     definite) and body 1 inside the sphere, both constraints active, and no worse than SLSQP.
@@ -237,6 +244,8 @@ def test_locked_links_and_ellipsoid_in_the_physical_fit():
 
 def test_csv_per_quantity_and_absent_efforts(tmp_path):
     """
+    CSV files per quantity, absent effort columns, and the error naming the accepted columns.
+
     Files per quantity (velocity on other stamps) read as the merged file, interpolated
     (1e-12 on a linear signal); an absent effort column is NaN and named by unsensed_joints;
     an unusable header names the accepted patterns with an example.
@@ -244,7 +253,6 @@ def test_csv_per_quantity_and_absent_efforts(tmp_path):
     names = ('a', 'b')
     t = np.arange(100) * 0.01
     position = np.column_stack([t, 2 * t])
-    velocity = np.column_stack([np.ones_like(t), 2 * np.ones_like(t)])
     effort = np.column_stack([3 * t, -t])
     (tmp_path / 'pos.csv').write_text('time,a,b\n' + '\n'.join(
         f'{x:.17g},{p[0]:.17g},{p[1]:.17g}' for x, p in zip(t, position)))

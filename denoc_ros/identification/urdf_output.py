@@ -24,7 +24,8 @@ body's link gets the identified total less theirs, so that the description still
 whole tree (the physically consistent fit keeps every body heavier than what is locked onto it,
 :func:`.bounds.locked_parameters`). An XML declaration (``<?xml ... encoding="utf-8"?>``, as
 xacro writes it) is accepted and kept. Friction is written as
-``<dynamics damping="F_v" friction="F_c"/>`` on each joint (``tau_f = damping qd + friction sign(qd)``). Everything else in the file is left as it was.
+``<dynamics damping="F_v" friction="F_c"/>`` on each joint (``tau_f = damping qd + friction
+sign(qd)``). Everything else in the file is left as it was.
 Loading the result with the same base and tip links gives back the identified parameters.
 
 :func:`payload_urdf` adds an estimated payload instead: a new link ``<link>_payload`` with the

@@ -140,7 +140,7 @@ def _parser():
                         help='joints without effort sensing: their motion is used, their '
                         'efforts are not')
     parser.add_argument('--effort-scale', action='append', default=[], metavar='JOINT=S',
-                        help='multiply JOINT\'s efforts by S (e.g. 100*0.09: gear ratio times '
+                        help="multiply JOINT's efforts by S (e.g. 100*0.09: gear ratio times "
                         'torque constant) to make them joint torques')
     parser.add_argument('--gear-ratio', action='append', default=[], metavar='JOINT=N',
                         help='gear ratio of JOINT (efforts multiplied by it)')
@@ -268,13 +268,13 @@ def _scale_warnings(model, samples, sensed, scales):
         if abs(slope) < 1e-3:
             advice = (f'no effort sensing? give --unsensed {name}' if not given else
                       f'check --effort-scale {name}')
-            warnings.warn(f'joint {name!r}: its efforts do not follow the nominal model\'s '
+            warnings.warn(f"joint {name!r}: its efforts do not follow the nominal model's "
                           f'torques (fitted slope {slope:.3g}); {advice}', DataWarning)
             continue
         advice = (f'efforts in motor units? give --effort-scale {name}={1.0 / slope:.4g} '
                   '(or --gear-ratio/--torque-constant), or --unsensed ' + name
                   if not given else f'check --effort-scale {name} (now {scales[name]:.4g})')
-        warnings.warn(f'joint {name!r}: its efforts are {slope:.3g} times the nominal model\'s '
+        warnings.warn(f"joint {name!r}: its efforts are {slope:.3g} times the nominal model's "
                       f'torques (fitted slope, factor {1.0 / slope:.3g}); {advice}', DataWarning)
     return found
 
