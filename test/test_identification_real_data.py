@@ -308,9 +308,8 @@ def test_moving_split_leaves_the_rest_out():
     assert 'rest of 2 s' in note
 
 
-def two_link_run(tmp_path, extra, monkeypatch=None):
-    """Run the CLI on exact data of the planar arm; return (status, report dir)."""
-    model = planar_arm()
+def two_link_run(tmp_path, extra, drop=None):
+    """Run the CLI on exact data of a two-link arm; return (status, report dir)."""
     text = """<robot name="planar">
   <link name="base"/>
   <link name="l1"><inertial><origin xyz="0.2 0 0"/><mass value="2.0"/>
@@ -334,6 +333,10 @@ def two_link_run(tmp_path, extra, monkeypatch=None):
     tau = dr.inverse_dynamics(model, q, qd, qdd)
     data = tmp_path / 'data.csv'
     recordings.write_csv(data, JointStateRecording(model.joint_names, t, q, qd, tau))
+    if drop is not None:        # leave out one column
+        rows = [line.split(',') for line in data.read_text().splitlines()]
+        k = rows[0].index(drop)
+        data.write_text('\n'.join(','.join(r[:k] + r[k + 1:]) for r in rows) + '\n')
     report = tmp_path / 'report'
     status = cli.main(['--urdf', str(urdf), '--data', str(data), '--friction', 'none',
                        '--no-plots', '--output-urdf', str(tmp_path / 'out.urdf'),
@@ -349,6 +352,20 @@ def test_cli_options_name_what_is_wrong(tmp_path, capsys):
         status, _ = two_link_run(tmp_path, extra)
         err = capsys.readouterr().err.strip().splitlines()
         assert status == 1 and len(err) == 1 and pattern in err[0], err
+
+
+def test_absent_effort_column_is_unsensed_with_a_line(tmp_path, capsys):
+    """A joint without an effort column: one warning line, left out of the metrics, exit 0."""
+    status, report_dir = two_link_run(tmp_path, [], drop='j2/effort')
+    err = capsys.readouterr().err.strip().splitlines()
+    lines = [line for line in err if 'warning' in line]
+    assert status == 0
+    assert len(lines) == 1 and "joint 'j2' has no effort data" in lines[0], err
+    assert lines[0].startswith('denoc_identify: warning:') and 'unsensed' in lines[0]
+    report = json.loads((report_dir / 'report.json').read_text())
+    assert report['settings']['unsensed'] == ['j2']
+    assert list(report['validation']['joints']) == ['j1']
+    assert report['validation']['nrmse_identified'] < 1e-3
 
 
 def test_physical_fit_not_converged_is_said_and_exits_3(tmp_path, capsys, monkeypatch):
