@@ -188,6 +188,62 @@ def test_ellipsoid_lmi_against_point_masses():
     assert np.all(np.sum(d * d, axis=1) <= 1 + 1e-12)
 
 
+def test_mesh_and_cylinder_bounds(tmp_path):
+    """
+    STL meshes (binary and ASCII, scaled, relative to the URDF's folder) and cylinders bound.
+
+    Every vertex of the scaled mesh and every corner of the cylinder's box lies within the
+    body's ellipsoid; a mesh that cannot be read makes the body fall back to a sphere.
+    """
+    import struct
+    vertices = np.array([[0, 0, 0], [0.2, 0, 0], [0, 0.1, 0], [0, 0, 0.3]], dtype=np.float32)
+    faces = [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)]
+    data = b'\0' * 80 + struct.pack('<I', len(faces))
+    for face in faces:
+        data += struct.pack('<3f', 0, 0, 0) + vertices[list(face)].tobytes() + b'\0\0'
+    (tmp_path / 'meshes').mkdir()
+    (tmp_path / 'meshes' / 'part.stl').write_bytes(data)
+    ascii_text = 'solid p\n' + ''.join(
+        'facet normal 0 0 0\nouter loop\n' + ''.join(
+            f'vertex {" ".join(map(str, vertices[k]))}\n' for k in face)
+        + 'endloop\nendfacet\n' for face in faces) + 'endsolid p\n'
+    (tmp_path / 'meshes' / 'text.stl').write_text(ascii_text)
+    text = """<robot name="meshy"><link name="base"/>
+  <link name="l1"><inertial><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+    <collision><origin xyz="0 0 0.1"/><geometry><mesh filename="meshes/part.stl"
+      scale="2 2 2"/></geometry></collision>
+    <collision><origin xyz="0 0 -0.2" rpy="1.5707963 0 0"/><geometry>
+      <cylinder radius="0.05" length="0.4"/></geometry></collision></link>
+  <link name="l2"><inertial><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+    <visual><geometry><mesh filename="file://FOLDER/meshes/text.stl"/></geometry></visual></link>
+  <link name="l3"><inertial><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+    <visual><geometry><mesh filename="package://nowhere_at_all/x.stl"/></geometry></visual>
+  </link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><axis xyz="0 0 1"/>
+    <origin xyz="0 0 0.5"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="j3" type="revolute"><parent link="l2"/><child link="l3"/><axis xyz="0 0 1"/>
+    <origin xyz="0.3 0 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>""".replace('FOLDER', str(tmp_path))
+    model = dr.load_urdf(text)
+    first, second, third = body_bounds(text, model, radius=0.05, folder=tmp_path)
+    assert (first.source, second.source, third.source) == ('collision', 'visual',
+                                                           'joint origins')
+    cylinder = np.array([[x, y, z] for x in (-0.05, 0.05) for y in (-0.2, 0.2)
+                         for z in (-0.25, -0.15)])      # its box, turned about x
+    for bound, points in ((first, np.vstack([2 * vertices + [0, 0, 0.1], cylinder])),
+                          (second, vertices)):
+        d = (points - bound.centre) / bound.semi_axes
+        assert np.all(np.sum(d * d, axis=1) <= 1 + 1e-6), bound
+    # the second body's geometry is the tetrahedron: its box is 0.2 x 0.1 x 0.3
+    assert np.allclose(second.semi_axes, np.sqrt(3) * np.array([0.1, 0.05, 0.15]), rtol=1e-6)
+    assert np.allclose(third.centre, 0) and np.allclose(third.semi_axes, 0.05)
+
+
 def slsqp_reference(fit, normal, layout, constraints):
     """Return the objective SciPy's SLSQP reaches with the same objective and constraints."""
     from scipy.optimize import minimize
