@@ -142,7 +142,7 @@ def _read_csv(path, joint_names):
     found = {q: [_column(columns, j, q) for j in joint_names] for q in QUANTITIES}
     for joint, name in zip(joint_names, found['position']):
         if name is None:
-            raise DataError(f'{where}: joint {joint!r} has no position column; '
+            raise DataError(f'{where}: joint {joint!r} has no column "{joint}/position"; '
                             f'{_csv_help(joint_names)}')
     with_velocity = [name is not None for name in found['velocity']]
     if any(with_velocity) and not all(with_velocity):
