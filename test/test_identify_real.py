@@ -323,4 +323,5 @@ def test_without_the_options_warnings_name_joints_and_factors(case, capsys, monk
     assert len(errors) == 1 and 'disk full' in errors[0], err
     report = json.loads((report_dir / 'report.json').read_text())
     assert 'disk full' in report['error']
+    assert len(report['settings']['effort_warnings']) == 7
     assert 'nrmse_identified' in report['validation']

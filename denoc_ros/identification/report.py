@@ -241,6 +241,9 @@ def _html(report, images):
     if settings.get('effort_scales'):
         notes += ('<p>Efforts scaled: ' + e(', '.join(
             f'{j} x {f:.6g}' for j, f in settings['effort_scales'].items())) + '.</p>')
+    if settings.get('effort_warnings'):
+        notes += ('<p style="color:#b00">Effort scale warnings:</p><ul>' + ''.join(
+            f'<li>{e(text)}</li>' for text in settings['effort_warnings']) + '</ul>')
     window = report['data'].get('validation_window') if isinstance(report['data'], dict) else None
     if window:
         notes += f'<p>Validation window: {e(window)}.</p>'

@@ -249,10 +249,19 @@ def _moving_split(samples, fraction):
 
 
 def _scale_warnings(model, samples, sensed, scales):
-    """Warn of each sensed joint whose efforts are more than 3x off the nominal torques."""
+    """
+    Warn of each sensed joint whose efforts are more than 3x off the nominal torques.
+
+    Return ``({joint: fitted slope}, [warning texts])``.
+    """
     measured = np.concatenate([s.tau for s in samples])
     nominal = np.concatenate([nominal_torques(model, s, dynamics=False) for s in samples])
-    found = {}
+    found, said = {}, []
+
+    def warn(text):
+        said.append(text)
+        warnings.warn(text, DataWarning)
+
     for j, name in enumerate(model.joint_names):
         if not sensed[j]:
             continue
@@ -268,15 +277,15 @@ def _scale_warnings(model, samples, sensed, scales):
         if abs(slope) < 1e-3:
             advice = (f'no effort sensing? give --unsensed {name}' if not given else
                       f'check --effort-scale {name}')
-            warnings.warn(f"joint {name!r}: its efforts do not follow the nominal model's "
-                          f'torques (fitted slope {slope:.3g}); {advice}', DataWarning)
+            warn(f"joint {name!r}: its efforts do not follow the nominal model's "
+                 f'torques (fitted slope {slope:.3g}); {advice}')
             continue
         advice = (f'efforts in motor units? give --effort-scale {name}={1.0 / slope:.4g} '
                   '(or --gear-ratio/--torque-constant), or --unsensed ' + name
                   if not given else f'check --effort-scale {name} (now {scales[name]:.4g})')
-        warnings.warn(f"joint {name!r}: its efforts are {slope:.3g} times the nominal model's "
-                      f'torques (fitted slope, factor {1.0 / slope:.3g}); {advice}', DataWarning)
-    return found
+        warn(f"joint {name!r}: its efforts are {slope:.3g} times the nominal model's "
+             f'torques (fitted slope, factor {1.0 / slope:.3g}); {advice}')
+    return found, said
 
 
 def _payload(args, text, model, settings, timings, read):
@@ -437,7 +446,7 @@ def run(args, stderr=None):
     if not sensed.any():
         raise DataError('no joint has sensed efforts: nothing to identify from')
     training = prepare(raw_training)
-    slopes = _scale_warnings(model, training, sensed, scales)
+    slopes, scale_warnings = _scale_warnings(model, training, sensed, scales)
     if args.validate:
         validation = prepare(raw_validation)
         window = 'the --validate recordings'
@@ -460,6 +469,7 @@ def run(args, stderr=None):
               'base_link': model.base_link, 'tip_link': model.tip_link,
               'unsensed': [j for j in model.joint_names if j in unsensed],
               'effort_scales': scales, 'effort_slopes': slopes,
+              'effort_warnings': scale_warnings,
               'bounds': 'none' if bounds is None else 'geometry or joint-origin spheres'}
     try:
         return _after_the_fit(args, result, text, model, sources, config, timings)
