@@ -90,6 +90,19 @@ def _read_source(source):
     return _XML_DECLARATION.sub('', text, count=1), f'URDF file {path}'
 
 
+def xml_body(text):
+    """
+    Return XML text without its ``<?xml ...?>`` declaration (bytes decoded as UTF-8).
+
+    lxml refuses a ``str`` that declares an encoding (``<?xml version="1.0"
+    encoding="utf-8"?>``, as xacro writes it); once the text is a ``str`` the declaration says
+    nothing more, so every reader and rewriter of a URDF drops it first.
+    """
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode('utf-8', errors='replace')
+    return _XML_DECLARATION.sub('', text, count=1)
+
+
 def _parse(text, notes=None):
     """
     Parse the URDF text with urdf_parser_py after checking what that parser accepts silently.
@@ -97,6 +110,7 @@ def _parse(text, notes=None):
     ``notes``: a :class:`_Notes` gathering urdfdom's leniency (default: lenient, not kept).
     """
     notes = _Notes(False) if notes is None else notes
+    text = xml_body(text)
     try:
         root = etree.fromstring(text, etree.XMLParser(resolve_entities=False, no_network=True))
     except etree.XMLSyntaxError as err:

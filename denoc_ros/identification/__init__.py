@@ -21,7 +21,8 @@ module                      what
 parameters.py               the standard parameters, the joint columns, the full regressor
 base.py                     base parameters: the identifiable combinations (pivoted QR)
 estimation.py               normal equations by chunks, (weighted) least squares, the
-                            physically consistent fit
+                            physically consistent fit (unsensed joints left out)
+bounds.py                   what bounds a body: links locked onto it, bounding ellipsoids
 recording.py                the recording type (JointStateRecording), its shared checks
 cdr.py                      decoding CDR-serialised JointState messages with NumPy
 bags.py                     rosbag2 bags (mcap, sqlite3) read and written

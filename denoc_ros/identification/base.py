@@ -35,6 +35,7 @@ from typing import Tuple
 
 import numpy as np
 
+from .estimation import sensed_mask
 from ..errors import InputError
 
 __all__ = ['BaseParameters', 'base_parameters']
@@ -89,24 +90,28 @@ class BaseParameters:
         return tuple(n for n, u in zip(self.names, used) if not u)
 
 
-def base_parameters(layout, model, samples=None, seed=0, rtol=1e-9):
+def base_parameters(layout, model, samples=None, seed=0, rtol=1e-9, sensed=None):
     """
     Return the :class:`BaseParameters` of ``layout``'s full regressor for ``model``.
 
     ``samples`` (default ``max(50, 3 p / n)``) random states, positions uniform within the
     joint limits (within +-pi where a joint has none), velocities and accelerations normal
     with unit spread: random states excite every combination that any motion could. ``rtol``:
-    a pivot below ``rtol`` times the largest ends the rank.
+    a pivot below ``rtol`` times the largest ends the rank. ``sensed`` (n,) bool (default:
+    every joint): only the rows of joints whose efforts are measured count, so a parameter seen
+    only by an unsensed joint's torque (its friction, its rotor inertia, a link inertia about
+    that joint's axis alone) is not a base parameter.
     """
     rng = np.random.default_rng(seed)
     n, p = layout.n, layout.size
-    count = samples or max(50, 3 * p // max(n, 1))
+    mask = sensed_mask(sensed, n)
+    count = samples or max(50, 3 * p // max(int(np.count_nonzero(mask)), 1))
     lower = np.where(np.isfinite(model.lower), model.lower, -np.pi)
     upper = np.where(np.isfinite(model.upper), model.upper, np.pi)
     q = rng.uniform(lower, upper, size=(count, n))
     qd = rng.normal(size=(count, n))
     qdd = rng.normal(size=(count, n))
-    W = layout.regressor(model, q, qd, qdd).reshape(count * n, p)
+    W = layout.regressor(model, q, qd, qdd)[:, mask, :].reshape(-1, p)
     # Column scaling, so that the rank test does not depend on the parameters' units; a column
     # of round-off only (a first moment along an axis through every joint above it) is zero.
     scale = np.linalg.norm(W, axis=0)

@@ -23,11 +23,21 @@ Reading (:func:`read_recording`) accepts
   ``sensor_msgs/msg/JointState`` on one topic (default ``/joint_states``); read by
   :mod:`.bags`, decoded by :mod:`.cdr`;
 * a CSV file: one header row, then one row per sample. Columns, by name, in any order:
-  ``time`` (s), and for each joint ``<joint>/position``, ``<joint>/velocity`` (optional, for
-  every joint or for none) and ``<joint>/effort``. Other columns are ignored. Example::
+  ``time`` (s; also ``timestamp``, ``t`` or ``stamp``), and for each joint
+  ``<joint>/position``, ``<joint>/velocity`` (optional, for every joint or for none) and
+  ``<joint>/effort`` (``<joint>.position`` and ``<joint>_position`` are taken too). Other
+  columns are ignored. Example::
 
       time,shoulder/position,shoulder/velocity,shoulder/effort,elbow/position,...
       0.000,0.1,0.0,1.25,-0.4,...
+
+  A joint without an effort column is a joint without effort sensing: its efforts are NaN
+  (:func:`.recording.unsensed_joints`).
+* one CSV file per quantity, as many tools export them: files whose names say ``position``,
+  ``velocity`` (optional) or ``effort`` (also ``pos``, ``vel``, ``torque``, ``current``),
+  given together (a list, or one argument joined by commas), each with a time column and a
+  column per joint named ``<joint>`` (or as above). The velocities and efforts are
+  interpolated linearly onto the position file's times where their stamps differ.
 
 * an NPZ file (``numpy.savez``): arrays ``time`` ``(N,)``, ``names`` ``(n,)`` of ``str``,
   ``position`` and ``effort`` ``(N, n)``, and optionally ``velocity`` ``(N, n)``.
@@ -71,8 +81,29 @@ __all__ = ['DataWarning', 'FilterSettings', 'JointStateRecording', 'MIN_SAMPLES'
            'write_csv', 'write_npz']
 
 
-def _read_csv(path, joint_names):
-    """Read the CSV format of the module docstring."""
+QUANTITIES = ('position', 'velocity', 'effort')
+TIME_COLUMNS = ('time', 'timestamp', 't', 'stamp')
+"""Accepted names of a CSV file's time column [s], first found counts."""
+COLUMN_PATTERNS = ('{joint}/{quantity}', '{joint}.{quantity}', '{joint}_{quantity}')
+"""Accepted names of a joint's column in a merged CSV file; a per-quantity file also takes
+``{joint}`` alone."""
+_QUANTITY_WORDS = {'position': ('position', 'pos'), 'velocity': ('velocity', 'vel'),
+                   'effort': ('effort', 'torque', 'current', 'eff')}
+
+
+def _csv_help(joint_names):
+    j0 = joint_names[0]
+    j1 = joint_names[1] if len(joint_names) > 1 else j0
+    return (f'a CSV needs a time column ({", ".join(TIME_COLUMNS)}) and per joint the columns '
+            f'<joint>/position, <joint>/velocity (optional), <joint>/effort (also '
+            f'<joint>.position or <joint>_position); example header: time,{j0}/position,'
+            f'{j0}/velocity,{j0}/effort,{j1}/position,... Or one file per quantity, named '
+            'after it (position.csv, velocity.csv, effort.csv), given as one argument '
+            f'joined by commas, each with the header time,{j0},{j1},...')
+
+
+def _csv_table(path, joint_names):
+    """Return ``(where, header columns {name: index}, time column name)`` of a CSV file."""
     where = str(path)
     try:
         with open(path, encoding='utf-8') as f:
@@ -80,32 +111,118 @@ def _read_csv(path, joint_names):
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f'{where}: cannot read ({_one_line(exc)})') from None
     columns = {name.strip(): i for i, name in reversed(list(enumerate(header.split(','))))}
-    if 'time' not in columns:
-        raise DataError(f'{where}: no "time" column in the header row')
-    use = [columns['time']]
-    for joint in joint_names:
-        for field in ('position', 'effort'):
-            if f'{joint}/{field}' not in columns:
-                raise DataError(f'{where}: joint {joint!r} has no column "{joint}/{field}"')
-    with_velocity = [f'{j}/velocity' in columns for j in joint_names]
+    time = next((c for c in TIME_COLUMNS if c in columns), None)
+    if time is None:
+        raise DataError(f'{where}: no time column in the header row; {_csv_help(joint_names)}')
+    return where, columns, time
+
+
+def _column(columns, joint, quantity, alone=False):
+    """Return the header name of ``joint``'s ``quantity`` column, or None."""
+    for pattern in COLUMN_PATTERNS:
+        name = pattern.format(joint=joint, quantity=quantity)
+        if name in columns:
+            return name
+    return joint if alone and joint in columns else None
+
+
+def _load(path, where, columns, names):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', UserWarning)  # "input contained no data"
+            return np.loadtxt(path, delimiter=',', skiprows=1, ndmin=2, dtype=np.float64,
+                              usecols=[columns[c] for c in names])
+    except (ValueError, OSError) as exc:
+        raise DataError(f'{where}: {_one_line(exc)}') from None
+
+
+def _read_csv(path, joint_names):
+    """Read the merged CSV format of the module docstring."""
+    where, columns, time = _csv_table(path, joint_names)
+    found = {q: [_column(columns, j, q) for j in joint_names] for q in QUANTITIES}
+    for joint, name in zip(joint_names, found['position']):
+        if name is None:
+            raise DataError(f'{where}: joint {joint!r} has no column "{joint}/position"; '
+                            f'{_csv_help(joint_names)}')
+    with_velocity = [name is not None for name in found['velocity']]
     if any(with_velocity) and not all(with_velocity):
         joint = joint_names[with_velocity.index(False)]
         raise DataError(f'{where}: joint {joint!r} has no column "{joint}/velocity" (velocities '
                         'are given for some joints: give them for all or for none)')
-    fields = ('position', 'velocity', 'effort') if all(with_velocity) else ('position', 'effort')
-    for field in fields:
-        use += [columns[f'{j}/{field}'] for j in joint_names]
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore', UserWarning)  # "input contained no data"
-            table = np.loadtxt(path, delimiter=',', skiprows=1, usecols=use, ndmin=2,
-                               dtype=np.float64)
-    except (ValueError, OSError) as exc:
-        raise DataError(f'{where}: {_one_line(exc)}') from None
+    fields = ('position', 'velocity') if all(with_velocity) else ('position',)
+    use = [time] + [name for f in fields for name in found[f]]
+    effort = [name for name in found['effort'] if name is not None]
+    table = _load(path, where, columns, use + effort)
     n = len(joint_names)
     blocks = [table[:, 1 + k * n:1 + (k + 1) * n] for k in range(len(fields))]
-    velocity = blocks[1] if len(fields) == 3 else None
-    return _finish(where, joint_names, table[:, 0].copy(), blocks[0], velocity, blocks[-1])
+    velocity = blocks[1] if len(fields) == 2 else None
+    return _finish(where, joint_names, table[:, 0].copy(), blocks[0], velocity,
+                   _efforts(table[:, 1 + len(fields) * n:], found['effort']))
+
+
+def _efforts(values, names):
+    """Return (N, n) efforts: the given columns in place, NaN where a joint has none."""
+    out = np.full((values.shape[0], len(names)), np.nan)
+    present = [j for j, name in enumerate(names) if name is not None]
+    out[:, present] = values
+    return out
+
+
+def _quantity_of(path):
+    """Return the quantity a per-quantity CSV file's name says, or None."""
+    stem = Path(path).stem.lower()
+    for quantity, words in _QUANTITY_WORDS.items():
+        if any(word in stem for word in words):
+            return quantity
+    return None
+
+
+def _read_csv_files(paths, joint_names):
+    """Read one CSV file per quantity (position, velocity, effort), merged on time."""
+    where = ','.join(map(str, paths))
+    parts = {}
+    for path in paths:
+        quantity = _quantity_of(path)
+        if quantity is None or quantity in parts:
+            raise DataError(f'{path}: cannot tell which quantity the file holds (its name must '
+                            f'say position, velocity or effort, once each); '
+                            f'{_csv_help(joint_names)}')
+        name, columns, time = _csv_table(path, joint_names)
+        found = [_column(columns, j, quantity, alone=True) for j in joint_names]
+        if quantity == 'position' and None in found:
+            joint = joint_names[found.index(None)]
+            raise DataError(f'{path}: joint {joint!r} has no column; {_csv_help(joint_names)}')
+        if quantity == 'velocity' and None in found:
+            joint = joint_names[found.index(None)]
+            raise DataError(f'{path}: joint {joint!r} has no velocity column (give velocities '
+                            'for all joints or for none)')
+        table = _load(path, name, columns, [time] + [f for f in found if f is not None])
+        values = (table[:, 1:] if quantity != 'effort' else _efforts(table[:, 1:], found))
+        parts[quantity] = (table[:, 0], values)
+    if 'position' not in parts:
+        raise DataError(f'{where}: no position file among them; {_csv_help(joint_names)}')
+    t, position = parts['position']
+    order = np.argsort(t, kind='stable')
+    t, position = t[order], position[order]
+    merged = {}
+    for quantity in ('velocity', 'effort'):
+        if quantity not in parts:
+            continue
+        tq, values = parts[quantity]
+        if tq.shape == t.shape and np.array_equal(tq, t):
+            merged[quantity] = values
+            continue
+        o = np.argsort(tq, kind='stable')
+        tq, values = tq[o], values[o]
+        inside = (t >= tq[0]) & (t <= tq[-1])
+        t, position = t[inside], position[inside]
+        for other in merged:
+            merged[other] = merged[other][inside]
+        merged[quantity] = np.column_stack([np.interp(t, tq, values[:, j])
+                                            for j in range(values.shape[1])]) \
+            if t.size else np.empty((0, values.shape[1]))
+    effort = merged.get('effort', np.full(position.shape, np.nan))
+    return _finish(where, joint_names, t.copy(), position, merged.get('velocity'), effort)
 
 
 def _read_npz(path, joint_names):
@@ -152,8 +269,9 @@ def read_recording(path, joint_names, topic='/joint_states', progress=None):
     """
     Return the joint states of one recording as a :class:`JointStateRecording`.
 
-    ``path``: a rosbag2 directory, a ``.db3`` or ``.mcap`` file, a ``.csv`` or a ``.npz`` file
-    (formats in the module docstring). ``joint_names``: the model's joints, the column order of
+    ``path``: a rosbag2 directory, a ``.db3`` or ``.mcap`` file, a ``.csv`` or a ``.npz`` file,
+    or one CSV file per quantity (a list of paths, or their names joined by commas) (formats
+    in the module docstring). ``joint_names``: the model's joints, the column order of
     the result; other joints in the data are ignored. ``topic``: the JointState topic of a bag.
     ``progress``: optional ``progress(fraction)`` called now and then while a bag is read.
 
@@ -166,6 +284,20 @@ def read_recording(path, joint_names, topic='/joint_states', progress=None):
         raise DataError('read_recording: no joint names given')
     if len(set(joint_names)) != len(joint_names):
         raise DataError(f'read_recording: joint names repeat: {", ".join(joint_names)}')
+    if isinstance(path, str) and ',' in path and not Path(path).exists():
+        path = path.split(',')
+    if isinstance(path, (list, tuple)):
+        paths = [Path(os.fspath(p)) for p in path]
+        for p in paths:
+            if not p.exists():
+                raise DataError(f'{p}: no such file or directory')
+            if p.suffix.lower() != '.csv':
+                raise DataError(f'{p}: files given together must be CSV files, one per quantity')
+        recording = (_read_csv(paths[0], joint_names) if len(paths) == 1
+                     else _read_csv_files(paths, joint_names))
+        if progress is not None:
+            progress(1.0)
+        return recording
     path = Path(os.fspath(path))
     if not path.exists():
         raise DataError(f'{path}: no such file or directory')

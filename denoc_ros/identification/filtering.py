@@ -143,7 +143,8 @@ def prepare_samples(recording, settings=FilterSettings()):
     and ``tau`` low-pass filtered with a zero-phase Butterworth filter
     (``scipy.signal.sosfiltfilt``); ``qdd`` the central difference of the
     filtered ``qd`` (without velocities in the recording, ``qd`` is the central difference of
-    the filtered ``q``); ``settings.trim`` seconds dropped at each end; every
+    the filtered ``q``); an effort column that is all NaN (a joint without effort sensing)
+    stays NaN; ``settings.trim`` seconds dropped at each end; every
     ``settings.decimate``-th sample kept. Segments too short for that are dropped with a
     :class:`DataWarning`. Raises :class:`~denoc_ros.errors.DataError` if the sample rate is
     too low for the cut-off or fewer than :data:`MIN_SAMPLES` samples are left.
@@ -155,7 +156,12 @@ def prepare_samples(recording, settings=FilterSettings()):
     where = recording.source
     for field, values in (('time', t), ('position', position), ('velocity', velocity),
                           ('effort', effort)):
-        if values is not None and not np.isfinite(values).all():
+        if values is None:
+            continue
+        finite = np.isfinite(values)
+        if field == 'effort':
+            finite |= np.isnan(values).all(axis=0)    # a joint without effort sensing
+        if not finite.all():
             raise DataError(f'{where}: {field} has non-finite values')
     if t.size < MIN_SAMPLES:
         raise DataError(f'{where}: only {t.size} samples (at least {MIN_SAMPLES} needed)')

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import DataError
 
-__all__ = ['DataWarning', 'JointStateRecording', 'MIN_SAMPLES']
+__all__ = ['DataWarning', 'JointStateRecording', 'MIN_SAMPLES', 'unsensed_joints']
 
 MIN_SAMPLES = 10
 """Fewest samples a recording (and the filtered result) must have."""
@@ -48,7 +48,8 @@ class JointStateRecording:
 
     ``time`` ``(N,)`` s, strictly increasing; ``position``, ``velocity`` and ``effort``
     ``(N, n)`` float64, column ``j`` the joint ``joint_names[j]``; ``velocity`` is ``None`` when
-    the source has none. ``source`` says what was read (for messages).
+    the source has none. ``source`` says what was read (for messages). An ``effort`` column
+    that is all NaN is a joint whose effort is not sensed (:func:`unsensed_joints`).
     """
 
     joint_names: tuple
@@ -98,6 +99,8 @@ def _finish(where, joint_names, key, position, velocity, effort, ns=False):
         if values is None:
             continue
         bad = ~np.isfinite(values)
+        if field == 'effort':
+            bad &= ~np.isnan(values).all(axis=0)   # all NaN: not sensed (unsensed_joints)
         if bad.any():
             row, col = np.argwhere(bad)[0]
             raise DataError(f'{where}: joint {joint_names[col]!r} has '
@@ -107,6 +110,13 @@ def _finish(where, joint_names, key, position, velocity, effort, ns=False):
         raise DataError(f'{where}: only {time.size} usable samples (at least {MIN_SAMPLES} '
                         'needed)')
     return JointStateRecording(tuple(joint_names), time, position, velocity, effort, where)
+
+
+def unsensed_joints(recording):
+    """Return the joints whose efforts are all NaN: not sensed (an absent effort column)."""
+    effort = np.asarray(recording.effort, dtype=float)
+    return tuple(name for name, none in zip(recording.joint_names,
+                                            np.isnan(effort).all(axis=0)) if none)
 
 
 def _checked(recording):

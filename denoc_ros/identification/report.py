@@ -20,7 +20,10 @@ the condition number, the identified standard parameters and joint coefficients,
 validation numbers (``validation.nrmse_nominal``, ``validation.nrmse_identified``, per joint
 RMS and NRMSE of both models) and the time each step took. The plots show the measured
 against the predicted torque of each joint for the nominal and the identified model, and the
-residuals, on the validation data.
+residuals, on the validation data, for the joints whose efforts are sensed (the others are in no
+metric or plot). ``index.html`` also has a table of every body: nominal and identified mass,
+centre of mass and principal moments of inertia, flagging a body that moved far from its nominal
+(:data:`FAR`) or lies outside its bound (:mod:`.bounds`).
 """
 
 import html
@@ -33,6 +36,54 @@ __all__ = ['write_report']
 
 PLOT_POINTS = 4000
 """At most this many samples per curve (evenly strided): a plot shows shapes, not every ms."""
+
+FAR = {'mass': 0.5, 'com': 0.05, 'moments': 1.0}
+"""A body is flagged when its mass changed by over 50 %, its centre of mass moved over 5 cm, or a
+principal moment changed by over 100 % (of the nominal's largest)."""
+
+
+def _principal(inertia):
+    """Return the principal moments of a 3x3 inertia, ascending."""
+    return np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
+
+
+def body_rows(result, model):
+    """Return one dict per body: nominal and identified mass, COM, principal moments, flags."""
+    from .bounds import bound_margins
+    identified = result.model
+    margins = (None if result.bounds is None else
+               bound_margins(result.layout.split(result.physical.theta)[0], result.bounds))
+    nominal_margins = (None if result.bounds is None else
+                       bound_margins(result.layout.split(result.layout.nominal)[0],
+                                     result.bounds))
+    rows = []
+    for i, link in enumerate(model.link_names):
+        m0, m1 = float(model.mass[i]), float(identified.mass[i])
+        c0, c1 = model.com[i], identified.com[i]
+        p0, p1 = _principal(model.inertia[i]), _principal(identified.inertia[i])
+        flags = []
+        if abs(m1 - m0) > FAR['mass'] * max(m0, 1e-9):
+            flags.append(f'mass {100 * (m1 - m0) / max(m0, 1e-9):+.0f} %')
+        moved = float(np.linalg.norm(c1 - c0))
+        if moved > FAR['com']:
+            flags.append(f'centre of mass moved {100 * moved:.1f} cm')
+        if np.max(np.abs(p1 - p0)) > FAR['moments'] * max(float(p0[-1]), 1e-12):
+            flags.append('principal moments changed over 100 %')
+        row = {'link': link, 'joint': model.joint_names[i], 'nominal_mass': m0, 'mass': m1,
+               'nominal_com': c0.tolist(), 'com': c1.tolist(),
+               'nominal_principal_moments': p0.tolist(), 'principal_moments': p1.tolist(),
+               'com_moved': moved}
+        if margins is not None:
+            bound = result.bounds[i]
+            row['bound'] = {'source': bound.source, 'centre': bound.centre.tolist(),
+                            'semi_axes': bound.semi_axes.tolist(),
+                            'margin': float(margins[i]),
+                            'nominal_margin': float(nominal_margins[i])}
+            if margins[i] < -1e-9:
+                flags.append('outside its bound')
+        row['flags'] = flags
+        rows.append(row)
+    return rows
 
 
 def report_dict(result, model, sources, settings, timings):
@@ -51,7 +102,9 @@ def report_dict(result, model, sources, settings, timings):
             'nominal_mass': float(model.mass[i]),
             'nominal_com': model.com[i].tolist(),
         }
+    physical = result.physical
     return {
+        'status': 'ok' if physical.converged else 'physical fit not converged',
         'robot': model.name,
         'joints': list(model.joint_names),
         'data': sources,
@@ -72,11 +125,12 @@ def report_dict(result, model, sources, settings, timings):
                                 for name, nominal, value in zip(layout.names, layout.nominal,
                                                                 theta)},
         'bodies': bodies,
+        'body_table': body_rows(result, model),
         'joint_terms': {term: dict(zip(model.joint_names, map(float, values)))
                         for term, values in result.joint_terms.items()},
-        'physical_fit': {'iterations': result.physical.iterations,
-                         'message': result.physical.message,
-                         'prior_weight': result.physical.prior_weight},
+        'physical_fit': {'iterations': physical.iterations, 'message': physical.message,
+                         'converged': physical.converged,
+                         'prior_weight': physical.prior_weight},
         'validation': result.validation,
         'timings_s': {k: round(float(v), 3) for k, v in timings.items()},
     }
@@ -91,7 +145,10 @@ def _plot(result, model, directory):
     stride = max(1, times.size // PLOT_POINTS)
     t = times[::stride] - times[0]
     files = []
+    sensed = result.validation['joints']
     for j, joint in enumerate(model.joint_names):
+        if joint not in sensed:
+            continue
         fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True,
                                           height_ratios=(2, 1))
         top.plot(t, measured[::stride, j], color='black', lw=1.0, label='measured')
@@ -116,21 +173,39 @@ def _plot(result, model, directory):
         fig.savefig(directory / name, dpi=90)
         plt.close(fig)
         files.append(name)
-    # Summary: NRMSE per joint, both models.
+    # Summary: NRMSE per sensed joint, both models, on a log scale (one bad joint must not
+    # flatten the others).
     fig, ax = plt.subplots(figsize=(8, 3.5))
-    x = np.arange(model.dof)
     joints = result.validation['joints']
-    ax.bar(x - 0.2, [100 * joints[j]['nrmse_nominal'] for j in model.joint_names], 0.4,
+    names = list(joints)
+    x = np.arange(len(names))
+    ax.bar(x - 0.2, [100 * joints[j]['nrmse_nominal'] for j in names], 0.4,
            color='tab:orange', label='nominal URDF')
-    ax.bar(x + 0.2, [100 * joints[j]['nrmse_identified'] for j in model.joint_names], 0.4,
+    ax.bar(x + 0.2, [100 * joints[j]['nrmse_identified'] for j in names], 0.4,
            color='tab:blue', label='identified')
-    ax.set_xticks(x, model.joint_names, rotation=30, ha='right', fontsize=8)
+    ax.set_xticks(x, names, rotation=30, ha='right', fontsize=8)
+    ax.set_yscale('log')
     ax.set_ylabel('torque NRMSE [%]')
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(directory / 'nrmse.png', dpi=90)
     plt.close(fig)
     return ['nrmse.png'] + files
+
+
+def _body_row(b, vector):
+    """Return one row of index.html's table of the bodies."""
+    e = html.escape
+    bound = 'none'
+    if 'bound' in b:
+        bound = f'{e(b["bound"]["source"])} ({b["bound"]["margin"]:.3g})'
+    style = ' style="background:#fdd"' if b['flags'] else ''
+    return (f'<tr{style}><td>{e(b["link"])}</td>'
+            f'<td>{b["nominal_mass"]:.4g}</td><td>{b["mass"]:.4g}</td>'
+            f'<td>{vector(b["nominal_com"])}</td><td>{vector(b["com"])}</td>'
+            f'<td>{vector(b["nominal_principal_moments"])}</td>'
+            f'<td>{vector(b["principal_moments"])}</td>'
+            f'<td>{bound}</td><td>{e("; ".join(b["flags"]))}</td></tr>')
 
 
 def _html(report, images):
@@ -152,6 +227,30 @@ def _html(report, images):
     head = ''.join(f'<th>{e(j)}</th>' for j in report['joints'])
     pictures = ''.join(f'<p><img src="{e(name)}" alt="{e(name)}"></p>' for name in images)
     timing = ', '.join(f'{e(k)} {v:.2f} s' for k, v in report['timings_s'].items())
+
+    def vector(values, digits=3):
+        return ' '.join(f'{x:.{digits}g}' for x in values)
+
+    body_rows_html = ''.join(_body_row(b, vector) for b in report['body_table'])
+    settings = report.get('settings', {})
+    unsensed = settings.get('unsensed') or []
+    notes = ''
+    if unsensed:
+        notes += (f'<p>Unsensed joints (motion used, efforts not, in no metric or plot): '
+                  f'{e(", ".join(unsensed))}.</p>')
+    if settings.get('effort_scales'):
+        notes += ('<p>Efforts scaled: ' + e(', '.join(
+            f'{j} x {f:.6g}' for j, f in settings['effort_scales'].items())) + '.</p>')
+    if settings.get('effort_warnings'):
+        notes += ('<p style="color:#b00">Effort scale warnings:</p><ul>' + ''.join(
+            f'<li>{e(text)}</li>' for text in settings['effort_warnings']) + '</ul>')
+    window = report['data'].get('validation_window') if isinstance(report['data'], dict) else None
+    if window:
+        notes += f'<p>Validation window: {e(window)}.</p>'
+    fit = report['physical_fit']
+    if not fit['converged']:
+        notes += (f'<p style="color:#b00"><b>The physically consistent fit did not converge</b> '
+                  f'({e(fit["message"])}): its parameters are not the optimum.</p>')
     return f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Identification of {e(report['robot'])}</title>
 <style>body{{font-family:sans-serif;max-width:1000px;margin:auto}}
@@ -161,8 +260,20 @@ font-size:90%}}code{{font-size:85%}}</style></head><body>
 <p>Training samples {report['samples']['training']}, validation samples
 {report['samples']['validation']}. Torque NRMSE on the validation data: nominal URDF
 <b>{100 * v['nrmse_nominal']:.2f} %</b>, identified <b>{100 * v['nrmse_identified']:.2f} %</b>
-(RMS error over the range of the measured effort, mean over the joints).</p>
+(RMS error over the range of the measured effort, mean over the sensed joints). The nominal
+URDF's rigid bodies alone: {100 * v['nrmse_nominal_rigid']:.2f} %; with its
+<code>&lt;dynamics&gt;</code> friction: {100 * v['nrmse_nominal_with_dynamics']:.2f} %.</p>
+{notes}
 <p>Time: {timing}.</p>
+<h2>Bodies</h2>
+<p>Mass [kg], centre of mass [m] in the body's joint frame, principal moments of inertia about
+the centre of mass [kg m^2]; the bound the fit kept the body in (its margin: the mean over the
+mass of 1 - (x - c)^T S^-1 (x - c), not negative inside). Rows in red moved far from the nominal
+(mass over 50 %, centre of mass over 5 cm, a principal moment over 100 % of the largest) or left
+their bound.</p>
+<table><tr><th>link</th><th>mass nominal</th><th>mass identified</th><th>COM nominal</th>
+<th>COM identified</th><th>moments nominal</th><th>moments identified</th><th>bound</th>
+<th>flags</th></tr>{body_rows_html}</table>
 <h2>Validation per joint</h2>
 <table><tr><th>joint</th><th>RMS nominal</th><th>NRMSE nominal [%]</th><th>RMS identified</th>
 <th>NRMSE identified [%]</th></tr>{rows}</table>

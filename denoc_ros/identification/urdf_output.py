@@ -21,8 +21,11 @@ axes). The links welded to it by fixed joints lose their ``<inertial>``: their s
 body's numbers ("folded in"). Links lumped into the body only because their movable joint is
 off the identified chain (``--base-link``/``--tip-link``) keep their nominal inertial, and the
 body's link gets the identified total less theirs, so that the description still loads as a
-whole tree. Friction is written as ``<dynamics damping="F_v" friction="F_c"/>`` on each joint
-(``tau_f = damping qd + friction sign(qd)``). Everything else in the file is left as it was.
+whole tree (the physically consistent fit keeps every body heavier than what is locked onto it,
+:func:`.bounds.locked_parameters`). An XML declaration (``<?xml ... encoding="utf-8"?>``, as
+xacro writes it) is accepted and kept. Friction is written as
+``<dynamics damping="F_v" friction="F_c"/>`` on each joint (``tau_f = damping qd + friction
+sign(qd)``). Everything else in the file is left as it was.
 Loading the result with the same base and tip links gives back the identified parameters.
 
 :func:`payload_urdf` adds an estimated payload instead: a new link ``<link>_payload`` with the
@@ -32,10 +35,12 @@ payload's ``<inertial>``, welded to the link by a fixed joint at its origin.
 from lxml import etree
 import numpy as np
 
-from .parameters import body_inertials, parameters_of
+from .bounds import locked_parameters
+from .parameters import body_inertials
 from ..errors import InputError
-from ..spatial import check_inertial, rotate_inertia
-from ..urdf import _link_inertial, _parse
+from ..spatial import check_inertial
+from ..urdf import _parse
+from ..urdf_xml import _XML_DECLARATION, xml_body
 
 __all__ = ['identified_urdf', 'payload_urdf']
 
@@ -52,6 +57,21 @@ def _fixed_path(tree_parent, link, body_link):
             return False
         link = joint.parent
     return True
+
+
+def _root(text):
+    """Return the parsed root element (any ``<?xml ... encoding=...?>`` declaration dropped)."""
+    return etree.fromstring(xml_body(text), etree.XMLParser(remove_blank_text=False))
+
+
+def _text(root, like):
+    """Return the rewritten URDF, with an XML declaration (UTF-8) if ``like`` began with one."""
+    body = etree.tostring(root, encoding='unicode')
+    if isinstance(like, (bytes, bytearray)):
+        like = bytes(like[:200]).decode('utf-8', errors='replace')
+    if _XML_DECLARATION.match(like):
+        return '<?xml version="1.0" encoding="utf-8"?>\n' + body
+    return body
 
 
 def _set_inertial(link_element, mass, com, inertia):
@@ -77,14 +97,13 @@ def identified_urdf(text, model, inertial, viscous=None, coulomb=None):
     physical, or if they cannot hold the nominal inertials of the links locked off the chain.
     """
     robot = _parse(text)
-    root = etree.fromstring(text.encode('utf-8') if isinstance(text, str) else text,
-                            etree.XMLParser(remove_blank_text=False))
+    root = _root(text)
     links = {link.get('name'): link for link in root.findall('link')}
     joints = {joint.get('name'): joint for joint in root.findall('joint')}
     parent_joint = {joint.child: joint for joint in robot.joints}
-    urdf_links = {link.name: link for link in robot.links}
     inertial = np.asarray(inertial, dtype=float)
-    per_body = inertial.reshape(model.nbodies, 10).copy()
+    # Locked off the chain: they keep their nominal inertials, the body's link gets the rest.
+    per_body = inertial.reshape(model.nbodies, 10) - locked_parameters(text, model)
     welded = {i: [] for i in range(model.nbodies)}
     for frame in model.frames:
         i = frame.body
@@ -92,14 +111,6 @@ def identified_urdf(text, model, inertial, viscous=None, coulomb=None):
             continue
         if _fixed_path(parent_joint, frame.name, model.link_names[i]):
             welded[i].append(frame.name)
-            continue
-        # Locked off the chain: keep its nominal inertial, subtract it from the body's total.
-        piece = _link_inertial(urdf_links[frame.name])
-        if piece.mass == 0.0 and not np.any(piece.inertia):
-            continue
-        R, p = frame.rotation, frame.translation
-        per_body[i] -= parameters_of(piece.mass, R @ piece.com + p,
-                                     rotate_inertia(R, piece.inertia))
     mass, com, inertia = body_inertials(
         model, per_body.reshape(-1), check=True,
         what='identified body {i} (link {link!r}) less the links locked off the chain')
@@ -120,7 +131,7 @@ def identified_urdf(text, model, inertial, viscous=None, coulomb=None):
                 dynamics = etree.SubElement(joints[name], 'dynamics', damping='0.0',
                                             friction='0.0')
             dynamics.set(attribute, _number(max(float(value), 0.0)))
-    return etree.tostring(root, encoding='unicode')
+    return _text(root, text)
 
 
 def payload_urdf(text, link, mass, com, inertia, name=None):
@@ -133,8 +144,7 @@ def payload_urdf(text, link, mass, com, inertia, name=None):
     not a rigid body.
     """
     mass, com, inertia = check_inertial(f'payload on {link!r}', mass, com, inertia)
-    root = etree.fromstring(text.encode('utf-8') if isinstance(text, str) else text,
-                            etree.XMLParser(remove_blank_text=False))
+    root = _root(text)
     names = {element.get('name') for element in root.findall('link')}
     if link not in names:
         raise InputError(f'payload: link {link!r} is not in the URDF')
@@ -147,4 +157,4 @@ def payload_urdf(text, link, mass, com, inertia, name=None):
     etree.SubElement(joint, 'parent', link=link)
     etree.SubElement(joint, 'child', link=name)
     etree.SubElement(joint, 'origin', xyz='0 0 0', rpy='0 0 0')
-    return etree.tostring(root, encoding='unicode')
+    return _text(root, text)

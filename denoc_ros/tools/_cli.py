@@ -17,6 +17,7 @@
 import argparse
 import sys
 import time
+import warnings
 
 from ..description import read_description
 from ..errors import DenocError
@@ -91,10 +92,23 @@ class StatusLine:
             self.open = False
 
 
+def one_line_warnings(prog, stream=None):
+    """
+    Return a ``warnings.showwarning`` that prints ``<prog>: warning: <message>`` on one line.
+
+    No file name, line number or Python source line: a user of the tool reads the message only.
+    """
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = ' '.join(str(message).split())
+        (stream if stream is not None else sys.stderr).write(f'{prog}: warning: {text}\n')
+    return show
+
+
 def run_tool(prog, run, args):
     """
     Return ``(status, result)`` of ``run(args)``.
 
+    Warnings are printed as one line each (:func:`one_line_warnings`).
     A library error or an OSError is printed as ``<prog>: error: <one line>`` with status 1.
     Ctrl-C (once or twice, as a terminal and ``ros2 launch`` send it) or SIGTERM stops the tool
     quietly with status 0, as every executable of the package does, after the line
@@ -102,7 +116,10 @@ def run_tool(prog, run, args):
     """
     handle_interrupts(sigterm=True)
     try:
-        return 0, run(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter('default')
+            warnings.showwarning = one_line_warnings(prog)
+            return 0, run(args)
     except (DenocError, OSError) as err:
         message = ' '.join(str(err).split())
         sys.stderr.write(f'{prog}: error: {message}\n')
@@ -117,11 +134,12 @@ def tool_main(prog, parser, run, argv=None, done=None):
     Parse ``argv`` (None: the command line) with ``parser``, run the tool; return the exit status.
 
     ``run(args)`` does the work (through :func:`run_tool`: one-line errors, Ctrl-C);
-    ``done(args, result, seconds)``, if given, prints the summary of a run that completed.
+    ``done(args, result, seconds)``, if given, prints the summary of a run that completed; a
+    non-zero integer it returns is the exit status (a result written with a caveat).
     """
     args = parser.parse_args(argv)
     start = time.perf_counter()
     status, result = run_tool(prog, run, args)
     if result is not None and done is not None:
-        done(args, result, time.perf_counter() - start)
+        status = done(args, result, time.perf_counter() - start) or status
     return status
