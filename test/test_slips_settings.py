@@ -31,7 +31,7 @@ from conftest import require_module
 import pytest
 
 require_module('rclpy')
-from denoc_ros.errors import InputError  # noqa: E402
+from denoc_ros.errors import InputError  # noqa: E402, I100
 from denoc_ros.ros import (contact_demo, ct_controller, joint_state_source,  # noqa: E402
                            settings, sim_arm, torque_monitor)
 from denoc_ros.ros.settings import coerce, descriptor  # noqa: E402

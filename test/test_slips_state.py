@@ -45,7 +45,7 @@ def pendulum():
 
 @pytest.mark.parametrize('batch', [False, True])
 def test_an_overflow_to_infinity_raises(batch):
-    """qdd = 1e300 gives I qdd; 1e308 overflows to inf: InputError, never an inf result."""
+    """Accelerations of 1e300 give I qdd; 1e308 overflows to inf: InputError, no inf result."""
     model = pendulum()
 
     def shaped(x):

@@ -82,7 +82,7 @@ def test_velocity_ratios_do_not_depend_on_the_direction(ur5e, signs, sizes):
 
 @pytest.fixture(scope='module')
 def solved(ur5e):
-    """A UR5e path on 400 grid intervals, solved once; output points every 3rd grid point."""
+    """Return a UR5e path on 400 grid intervals, solved once (output: every 3rd grid point)."""
     problem = _Problem(ur5e, random_waypoints(ur5e.dof, 6, seed=4), None, None, None, False,
                        400)
     ones = np.ones(problem.q.shape)
@@ -92,8 +92,7 @@ def solved(ur5e):
 
 def blocks_whose_points_differ(new, old):
     """
-    Return, per block, whether any output point of it (ends included) differs; None if the
-    outputs have different numbers of points.
+    Return per block whether any of its output points differs (None: another number of points).
 
     Times compare as interval lengths: a block shifted in time has the same polynomials (its
     nanosecond rounding moves its lengths by 1 ns at most, and the cuts of long blocks move by
@@ -166,8 +165,8 @@ def test_gravity_alone_at_the_limit(margin):
                                     check_period=1e-4)
         assert check.max_effort_ratio.max() <= 1.0 + 1e-4
     else:
-        with pytest.raises(InputError, match=rf"waypoint 0: gravity alone need "
-                                             rf"{M_G_L:.4g} at joint 'swing'"):
+        with pytest.raises(InputError, match=f'waypoint 0: gravity alone need {M_G_L:.4g} at '
+                                             "joint 'swing'"):
             dr.retime(model, path)
 
 

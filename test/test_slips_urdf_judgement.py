@@ -146,8 +146,8 @@ def trees(draw):
         off = draw(st.sampled_from([0.0, 0.0, 0.1, 0.25]))
         side = np.cross(axis, [1.0, 0.0, 0.0] if abs(axis[0]) < 0.9 else [0.0, 1.0, 0.0])
         com = along * axis + off * side / np.linalg.norm(side)
-        links.append(dict(name=f'l{i}', parent=parent, kind=kind, axis=axis, origin=origin,
-                          mass=mass, k=k, com=com))
+        links.append({'name': f'l{i}', 'parent': parent, 'kind': kind, 'axis': axis,
+                      'origin': origin, 'mass': mass, 'k': k, 'com': com})
     order = draw(st.permutations(range(n)))
     return links, order
 
