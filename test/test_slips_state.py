@@ -118,7 +118,7 @@ FUNCTIONS = {
 }
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(name=st.sampled_from(sorted(FUNCTIONS)), data=st.data())
 def test_float64_arrays_of_any_shape_give_the_checked_paths_answer(ur5e, name, data):
     n, nb = ur5e.dof, ur5e.nbodies
@@ -133,6 +133,32 @@ def test_float64_arrays_of_any_shape_give_the_checked_paths_answer(ur5e, name, d
     checked = outcome(lambda: function(ur5e, *as_lists(args),
                                        None if f_ext is None else f_ext.tolist()))
     same(fast, checked)
+
+
+WRONG_SHAPES = [(0,), (5,), (7,), (1, 6), (2, 6), (), (6, 1)]
+
+
+@pytest.mark.parametrize('name', sorted(FUNCTIONS))
+def test_each_argument_of_a_wrong_shape_gives_the_checked_paths_answer(ur5e, name):
+    """Every state argument, and f_ext, in turn of each wrong shape; the others right."""
+    n, nb = ur5e.dof, ur5e.nbodies
+    assert n == 6
+    rng = np.random.default_rng(1)
+    function = FUNCTIONS[name]
+    right = [rng.uniform(-1.0, 1.0, n) for _ in range(3)]
+    tried = 0
+    wrong_wrenches = [(0, 6), (nb - 1, 6), (nb + 1, 6), (nb, 3), (nb, 7), (1, nb, 6), (6,),
+                      (nb * 6,)]
+    for k in range(4):
+        for shape in WRONG_SHAPES if k < 3 else wrong_wrenches:
+            args = list(right) + [None]
+            args[k] = rng.uniform(-1.0, 1.0, shape)
+            fast = outcome(lambda: function(ur5e, *args))
+            checked = outcome(lambda: function(ur5e, *as_lists(args[:3]),
+                                               None if args[3] is None else args[3].tolist()))
+            same(fast, checked)
+            tried += 1
+    assert tried == 3 * len(WRONG_SHAPES) + 8
 
 
 @pytest.mark.parametrize('frame', [None, '', 'tool0', 'wrist_2_link', 'no_such_link', 3])

@@ -170,20 +170,22 @@ def test_gravity_alone_at_the_limit(margin):
             dr.retime(model, path)
 
 
-def test_coulomb_friction_of_either_sign_at_a_turning_point():
+@pytest.mark.parametrize('gravity', [-9.81, 9.81])
+def test_coulomb_friction_of_either_sign_at_a_turning_point(gravity):
     """
-    The path turns at q = 0 (the top of the gravity torque): friction of either sign may act.
+    The path turns at q = 0 (waypoint 1, the top of the gravity torque): either friction sign.
 
-    Gravity m g l = 7.85 N m, Coulomb friction 1 N m: at the turn the need is 8.85 N m (the
-    joint is at rest there, the friction's sign is undecided). A limit of 8.3 N m suffices
-    without friction and is refused with it; 8.9 N m is accepted with it.
+    Gravity m g l = 7.85 N m, Coulomb friction 1 N m: at the turn the joint is at rest and the
+    friction's sign undecided, so the need there is 8.85 N m whichever way gravity pulls (both
+    signs of gravity tried). A limit of 8.3 N m suffices without friction and is refused with
+    it, naming the turning point; 10 N m is accepted with it.
     """
     path = [[-0.5], [0.0], [-0.5]]
-    rubbing = pendulum(coulomb=1.0)
+    rubbing = pendulum(coulomb=1.0).replace(gravity=np.array([0.0, gravity, 0.0]))
     need = M_G_L + 1.0
     dr.retime(rubbing.replace(effort_limit=np.array([8.3])), path)   # friction off
-    with pytest.raises(InputError, match=rf'gravity and friction alone need {need:.4g} at '
-                                         "joint 'swing'"):
+    with pytest.raises(InputError, match=f'^waypoint 1: gravity and friction alone need '
+                                         f"{need:.4g} at joint 'swing'"):
         dr.retime(rubbing.replace(effort_limit=np.array([8.3])), path, friction=True)
-    result = dr.retime(rubbing.replace(effort_limit=np.array([8.9])), path, friction=True)
+    result = dr.retime(rubbing.replace(effort_limit=np.array([10.0])), path, friction=True)
     assert result.max_effort_ratio <= 1.0

@@ -133,13 +133,14 @@ def trees(draw):
     n = draw(st.integers(1, 9))
     links = []
     for i in range(1, n + 1):
-        parent = draw(st.integers(0, i - 1))          # 0: the base
+        # 0: the base; often the previous link (deep chains, where a walk's order matters)
+        parent = draw(st.one_of(st.integers(0, i - 1), st.just(i - 1)))
         kinds = ['revolute', 'revolute', 'prismatic'] + (['fixed'] if i > 1 else [])
         kind = draw(st.sampled_from(kinds))   # the first one movable: a model to load
         axis = np.array(draw(st.sampled_from([(0, 0, 1), (0, 1, 0), (1, 0, 0), (0, 0.6, 0.8)])),
                         dtype=float)
         origin = np.array(draw(st.lists(st.floats(-0.3, 0.3), min_size=3, max_size=3)))
-        massive = draw(st.booleans())
+        massive = draw(st.sampled_from([False, False, True]))
         mass = draw(st.floats(0.2, 3.0)) if massive else 0.0
         k = draw(st.sampled_from([0.0, 0.01])) if massive else 0.0
         along = draw(st.floats(-0.2, 0.2))
@@ -209,7 +210,7 @@ def expected_conditions(links):
     return out
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(tree=trees())
 def test_random_trees_note_exactly_the_joints_that_move_no_mass_or_no_inertia(tree):
     links, order = tree
@@ -222,3 +223,23 @@ def test_random_trees_note_exactly_the_joints_that_move_no_mass_or_no_inertia(tr
     assert set(noted) == set(expected), (model.warnings, expected)
     for name, condition in expected.items():
         assert condition in noted[name], (noted[name], condition)
+
+
+@pytest.mark.parametrize('kinds', [('revolute',) * 4, ('prismatic', 'revolute', 'revolute'),
+                                   ('revolute', 'fixed', 'revolute', 'fixed')])
+@pytest.mark.parametrize('massive', [-1, -2])
+def test_a_chain_of_massless_links_over_a_massive_one_moves_mass(kinds, massive):
+    """Massless links above a massive one: every joint above it moves that mass."""
+    links = []
+    for i, kind in enumerate(kinds, start=1):
+        heavy = i == len(kinds) + 1 + massive
+        links.append({'name': f'l{i}', 'parent': i - 1, 'kind': kind,
+                      'axis': np.array([0.0, 0.0, 1.0]), 'origin': np.array([0.2, 0.0, 0.0]),
+                      'mass': 1.5 if heavy else 0.0, 'k': 0.01 if heavy else 0.0,
+                      'com': np.array([0.0, 0.0, 0.1])})
+    expected = expected_conditions(links)
+    model = load(tree_urdf(links, range(len(links))[::-1]))
+    noted = {message.split("'")[1]: message for message in model.warnings}
+    assert set(noted) == set(expected), (model.warnings, expected)
+    for name, condition in expected.items():
+        assert condition in noted[name]
