@@ -82,11 +82,14 @@ def _is_number(value):
 def _range_text(spec):
     if spec.low is None and spec.high is None:
         return ''
+    # an integer's bounds exactly (2147483647, not 2.14748e+09); a double's in short form
+    low, high = ((spec.low, spec.high) if spec.kind == 'integer' else
+                 tuple(None if b is None else f'{b:g}' for b in (spec.low, spec.high)))
     if spec.high is None:
-        return f' {">" if spec.open_low else ">="} {spec.low:g}'
+        return f' {">" if spec.open_low else ">="} {low}'
     if spec.low is None:
-        return f' {"<" if spec.open_high else "<="} {spec.high:g}'
-    return (f' in {"(" if spec.open_low else "["}{spec.low:g}, {spec.high:g}'
+        return f' {"<" if spec.open_high else "<="} {high}'
+    return (f' in {"(" if spec.open_low else "["}{low}, {high}'
             f'{")" if spec.open_high else "]"}')
 
 
