@@ -118,11 +118,6 @@ class DynamicsNode(Node):
         self.add_on_set_parameters_callback(self.parameters_callback)
         self.create_timer(values['diagnostics_period'], self.diagnostics_callback)
 
-    def destroy_node(self):
-        """Stop the task services' worker thread, then destroy the node."""
-        self.task_callbacks.shutdown()
-        return super().destroy_node()
-
     # -- what the services and tests read --------------------------------------------------------
     @property
     def model(self):

@@ -21,20 +21,21 @@ carry efforts (``payload_window`` seconds of header-stamp time; a new model empt
 ``~/estimate_payload`` (:mod:`denoc_ros.ros.payload_services`), ``~/check_trajectory`` and
 ``~/retime_trajectory`` (:mod:`denoc_ros.ros.trajectory_services`).
 
-Threading: these services take 0.1-1 s, so their callbacks are coroutines: in the node's own
-thread (the executor's: :func:`task_executor`, one thread) a callback reads the model
-(immutable: a payload change builds a new one) and takes a copy of the window, then awaits the
-computation, which runs in a worker thread of its own while the node's thread answers joint
-states, and applies an estimated payload back in the node's thread. No state of the node is
-ever touched by two threads.
+Threading: these services take 0.1-1 s, so they live in their own callback group and the node
+is spun by a multi-threaded executor; joint states keep being answered meanwhile. Every other
+callback (joint states, set_payload, parameters) is in the node's default, mutually exclusive
+group, which alone touches the node's state. A task reads the model (immutable: a payload
+change builds a new one) and takes a copy of the window inside that group, computes on them,
+and hands an applied payload back to that group (a guard condition), so no state is changed
+concurrently. Under a single-threaded executor (the tests' harness) everything runs in one
+thread and the hand-over is a plain call.
 """
 
-import concurrent.futures
-import os
+import threading
 
 from denoc_ros_interfaces.srv import CheckTrajectory, EstimatePayload, RetimeTrajectory
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
-from rclpy.task import Future
 
 from .payload_services import applied_payloads, estimate_payload_response
 from .trajectory_services import check_trajectory_service, retime_trajectory_service
@@ -42,61 +43,55 @@ from ..errors import DenocError, InputError
 from ..payload import attached_payloads
 from ..spatial import combine_inertials
 
-def task_executor(context=None):
-    """
-    Return the dynamics node's executor: rclpy's EventsExecutor where it exists, else single.
+HAND_OVER_TIMEOUT = 30.0  # [s] a task waits this long for the node's own thread
 
-    The C++ events executor hands each message to its callback without rebuilding a wait set
-    over every entity of the node (rclpy's Python executors spend 0.1-0.2 ms per message on
-    that). It runs one thread; the long services compute in a worker thread of their own
-    (:class:`TaskServices`). ``DENOC_ROS_EXECUTOR=single`` (rclpy's SingleThreadedExecutor) or
-    ``multi`` (MultiThreadedExecutor, two threads) choose another, e.g. to compare.
-    """
-    choice = os.environ.get('DENOC_ROS_EXECUTOR', 'events')
-    if choice == 'multi':
-        return MultiThreadedExecutor(num_threads=2, context=context)
-    if choice == 'events':
-        try:
-            from rclpy.experimental import EventsExecutor
-        except ImportError:  # an rclpy before Jazzy's 7.1.4
-            pass
-        else:
-            return EventsExecutor(context=context)
-    return SingleThreadedExecutor(context=context)
+
+def task_executor(context=None):
+    """Return the node's executor: two threads, the task group's and the default group's."""
+    return MultiThreadedExecutor(num_threads=2, context=context)
 
 
 class TaskServices:
     """The long-running service callbacks of the dynamics node ``node`` (composed by it)."""
 
     def __init__(self, node):
-        """Create the task services; their computation runs in a worker thread."""
+        """Create the task services in their own callback group and the hand-over guard."""
         self.node = node
-        self._worker = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix='denoc_tasks')
+        self._task_group = MutuallyExclusiveCallbackGroup()
+        self._hand_over = []  # (function, result box, threading.Event) to run in the node group
+        self._hand_over_lock = threading.Lock()
+        self._hand_over_guard = node.create_guard_condition(self._run_handed_over)
         for srv_type, name, callback in (
                 (EstimatePayload, '~/estimate_payload', self.estimate_payload_callback),
                 (CheckTrajectory, '~/check_trajectory', self.check_trajectory_callback),
                 (RetimeTrajectory, '~/retime_trajectory', self.retime_trajectory_callback)):
-            node.create_service(srv_type, name, callback)
+            node.create_service(srv_type, name, callback, callback_group=self._task_group)
 
-    async def _off_thread(self, function):
-        """Return ``function()`` computed in the worker thread, the node's thread serving on."""
-        # Completing a future from another thread wakes its executor only through a done
-        # callback (which it schedules as a task): one that does nothing.
-        future = Future(executor=self.node.executor)
-        future.add_done_callback(lambda _: None)
+    # -- running in the node's own group -------------------------------------------------------
+    def _in_node_group(self, function):
+        """Return ``function()`` run in the node's default group (its exception raised here)."""
+        executor = self.node.executor
+        if executor is None or isinstance(executor, SingleThreadedExecutor):
+            return function()  # one thread runs every callback: nothing runs concurrently
+        box, done = {}, threading.Event()
+        with self._hand_over_lock:
+            self._hand_over.append((function, box, done))
+        self._hand_over_guard.trigger()
+        if not done.wait(HAND_OVER_TIMEOUT):
+            raise InputError('the node did not get to the request (overloaded?)')
+        if 'error' in box:
+            raise box['error']
+        return box['value']
 
-        def run():
+    def _run_handed_over(self):
+        with self._hand_over_lock:
+            tasks, self._hand_over = self._hand_over, []
+        for function, box, done in tasks:
             try:
-                future.set_result(function())
-            except Exception as err:  # noqa: B902 - raised again where it is awaited
-                future.set_exception(err)
-        self._worker.submit(run)
-        return await future
-
-    def shutdown(self):
-        """Stop the worker thread (after the task it runs, if any)."""
-        self._worker.shutdown(wait=False, cancel_futures=True)
+                box['value'] = function()
+            except Exception as err:  # noqa: B902 - re-raised in the task's thread
+                box['error'] = err
+            done.set()
 
     # -- payload -------------------------------------------------------------------------------
     def _snapshot(self):
@@ -106,18 +101,21 @@ class TaskServices:
             return None, False, None
         return processor.snapshot()
 
-    async def estimate_payload_callback(self, request, response):
+    def estimate_payload_callback(self, request, response):
         """Estimate the payload on a link from the window; with ``apply``, set it."""
-        model, friction, window = self._snapshot()  # in the node's thread: consistent
+        try:
+            model, friction, window = self._in_node_group(self._snapshot)
+        except DenocError as err:
+            response.success, response.message = False, str(err)
+            return response
         if window is None:
             response.success, response.message = False, 'no robot model loaded yet'
             return response
-        estimate = await self._off_thread(lambda: estimate_payload_response(
-            request, response, window, model, friction))
+        estimate = estimate_payload_response(request, response, window, model, friction)
         if estimate is None or not request.apply:
             return response
         try:
-            total = self._apply_estimate(model, estimate)  # back in the node's thread
+            total = self._in_node_group(lambda: self._apply_estimate(model, estimate))
         except DenocError as err:
             response.success = False
             response.message = f'estimated, but not applied: {err}'
@@ -140,19 +138,18 @@ class TaskServices:
         return mass
 
     # -- trajectories --------------------------------------------------------------------------
-    async def _trajectory_task(self, service, request, response):
+    def _trajectory_task(self, service, request, response):
         node = self.node
         model, friction = node.model, node.settings.friction  # immutable: no copy needed
         if model is None:
             response.success, response.message = False, 'no robot model loaded yet'
             return response
-        return await self._off_thread(lambda: service(model, request, response,
-                                                      friction=friction))
+        return service(model, request, response, friction=friction)
 
-    async def check_trajectory_callback(self, request, response):
+    def check_trajectory_callback(self, request, response):
         """Check a trajectory against the effort limits with the current model and payloads."""
-        return await self._trajectory_task(check_trajectory_service, request, response)
+        return self._trajectory_task(check_trajectory_service, request, response)
 
-    async def retime_trajectory_callback(self, request, response):
+    def retime_trajectory_callback(self, request, response):
         """Retime a path time-optimally under the limits with the current model and payloads."""
-        return await self._trajectory_task(retime_trajectory_service, request, response)
+        return self._trajectory_task(retime_trajectory_service, request, response)
