@@ -47,6 +47,7 @@ import numpy as np
 from .check import DEFAULT_CHECK_PERIOD, check_trajectory, friction_law, joint_limits
 from .retime import DEFAULT_SAMPLE_PERIOD, retime
 from ..errors import DenocError, InputError
+from ..payload import attach_payload
 
 TIMINGS = ('keep', 'repair', 'optimal')
 """The gate's timing modes (parameter ``timing``)."""
@@ -195,3 +196,42 @@ def gate_trajectory(model, joint_names, t, q, qd=None, qdd=None, timing='repair'
         joint_names=tuple(joint_names), t=out.t, q=out.q[:, back], qd=out.qd[:, back],
         qdd=out.qdd[:, back], effort=out.effort[:, back], retimed=True, goal_ratio=goal_ratio,
         goal_worst=goal_worst, ratio=out.max_effort_ratio, duration=out.duration)
+
+
+def with_payloads(model, payloads):
+    """
+    Return ``model`` with each ``(link, mass, com, inertia)`` of ``payloads`` attached, in order.
+
+    What the dynamics node publishes on ``~/payloads`` rebuilds its model this way
+    (:func:`denoc_ros.attach_payload`, added to what the link carries). InputError naming the
+    payload at fault (an unknown link, a body that is not rigid).
+    """
+    for k, (link, mass, com, inertia) in enumerate(payloads):
+        try:
+            model = attach_payload(model, link, mass, com, inertia)
+        except DenocError as err:
+            raise InputError(f'payload {k} on {link!r}: {err}') from None
+    return model
+
+
+def contact_reason(joint_names, external_torques, thresholds, in_contact, units=None):
+    """
+    Return ``(joint, text)`` of the joint in contact whose ``|tau_ext| / threshold`` is largest.
+
+    ``in_contact`` (n,) bools as the dynamics node's ContactState flags them (all false: the
+    largest ratio of all joints); ``units`` (n,) 'N m' or 'N' (default 'N m').
+    """
+    tau = np.asarray(external_torques, dtype=float)
+    limit = np.asarray(thresholds, dtype=float)
+    n = len(joint_names)
+    if tau.shape != (n,) or limit.shape != (n,) or len(in_contact) != n:
+        raise InputError(f'contact state: {n} joints, {tau.size} external torques, '
+                         f'{limit.size} thresholds, {len(in_contact)} flags')
+    ratio = np.abs(tau) / np.where(limit > 0.0, limit, np.inf)
+    flagged = np.asarray(in_contact, dtype=bool)
+    if flagged.any():
+        ratio = np.where(flagged, ratio, -1.0)
+    j = int(np.argmax(ratio))
+    unit = 'N m' if units is None else units[j]
+    return joint_names[j], (f'contact at joint {joint_names[j]}: external torque '
+                            f'{tau[j]:+.3g} {unit} (threshold {limit[j]:.3g} {unit})')
