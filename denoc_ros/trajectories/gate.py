@@ -85,7 +85,7 @@ class GatedTrajectory:
     def summary(self):
         """One line: what was done to the goal."""
         kept = 'retimed' if self.retimed else 'timing kept'
-        return (f'{kept}: {self.t.size} points, {self.duration:.4g} s, worst effort ratio '
+        return (f'{kept}: {self.t.size} points, {self.duration:.9g} s, worst effort ratio '
                 f'{self.ratio:.3g} (the goal as sent: {self.goal_worst})')
 
 
