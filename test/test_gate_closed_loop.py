@@ -75,7 +75,7 @@ WAYPOINTS = np.array([
     [-0.42, 0.02, 0.42, -0.37, -0.38, 2.06, -0.26],
 ])
 PUSH_LINK = 'panda_link4'
-PUSH_FORCE = (0.0, 0.0, 100.0)  # [N] in the link's axes
+PUSH_FORCE = (0.0, 0.0, 200.0)  # [N] in the link's axes: 34 N m on panda_joint1 here
 # [N m] the dynamics node's: above what the time-optimal motion alone reaches (5.2 N m on
 # panda_joint3 was seen: the effort held over each 1 ms step against the model's continuous law)
 CONTACT_THRESHOLD = 10.0
