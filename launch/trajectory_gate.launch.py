@@ -20,8 +20,7 @@ or topic), ``controller_action`` (the controller's FollowJointTrajectory action)
 (keep, repair or optimal), ``params_file`` (default: the package's config/trajectory_gate.yaml),
 ``with_dynamics`` (start the dynamics node too; false when one runs already).
 
-    ros2 launch denoc_ros trajectory_gate.launch.py urdf:=panda \\
-        controller_action:=/panda_arm_controller/follow_joint_trajectory
+    ros2 launch denoc_ros trajectory_gate.launch.py urdf:=panda timing:=optimal
 
 Then point MoveIt's controller at ``/denoc_trajectory_gate`` (README, "The trajectory gate").
 """

@@ -55,7 +55,7 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 FollowJointTrajectory = require_module('control_msgs.action').FollowJointTrajectory
 rclpy = require_module('rclpy')
-from action_msgs.msg import GoalStatus  # noqa: E402
+from action_msgs.msg import GoalStatus  # noqa: E402, I100
 from denoc_ros_interfaces.srv import SetPayload  # noqa: E402
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402

@@ -26,7 +26,7 @@ import denoc_ros as dr
 from denoc_ros.friction import JointFriction
 from denoc_ros.identification.urdf_output import payload_urdf
 from denoc_ros.resources import bundled_urdf
-from denoc_ros.trajectories.gate import GateRejection, gate_trajectory
+from denoc_ros.trajectories.gate import gate_trajectory, GateRejection
 import numpy as np
 import pytest
 from scipy.interpolate import BPoly

@@ -38,7 +38,7 @@ pytestmark = [pytest.mark.ros]
 control_msgs = require_module('control_msgs.action')
 FollowJointTrajectory = control_msgs.FollowJointTrajectory
 rclpy = require_module('rclpy')
-from action_msgs.msg import GoalStatus  # noqa: E402
+from action_msgs.msg import GoalStatus  # noqa: E402, I100
 from control_msgs.msg import JointTolerance  # noqa: E402
 from denoc_ros.ros.trajectory_gate import TrajectoryGate  # noqa: E402
 from denoc_ros_interfaces.msg import ContactState, Payloads  # noqa: E402

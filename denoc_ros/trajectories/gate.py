@@ -44,7 +44,7 @@ from typing import Tuple
 
 import numpy as np
 
-from .check import DEFAULT_CHECK_PERIOD, check_trajectory, friction_law, joint_limits
+from .check import check_trajectory, DEFAULT_CHECK_PERIOD, friction_law, joint_limits
 from .retime import DEFAULT_SAMPLE_PERIOD, retime
 from ..errors import DenocError, InputError
 from ..payload import attach_payload
