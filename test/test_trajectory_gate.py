@@ -15,13 +15,20 @@
 """
 The trajectory gate's per-goal logic (:mod:`denoc_ros.trajectories.gate`), without ROS.
 
+(And, last, the one thing here that needs rclpy: without control_msgs the gate alone refuses to
+start, saying how to get it.)
+
 The oracles: Pinocchio's RNEA on the Panda URDF with the payload written in as a fixed link
 (not our model, not our payload code) for the efforts, and SciPy's ``BPoly.from_derivatives``
 (its own Hermite construction, not our sampler) for the trajectory the controller samples from
 the forwarded points.
 """
 
-from conftest import require_oracle
+import pathlib
+import subprocess
+import sys
+
+from conftest import require_module, require_oracle
 import denoc_ros as dr
 from denoc_ros.friction import JointFriction
 from denoc_ros.identification.urdf_output import payload_urdf
@@ -197,3 +204,21 @@ def test_bad_settings_are_named(model):
     with pytest.raises(GateRejection, match='strictly increasing') as err:
         gate_trajectory(model, model.joint_names, t[::-1], q)
     assert err.value.code == 'INVALID_GOAL'
+
+
+def test_without_control_msgs_only_the_gate_says_what_is_missing():
+    """No control_msgs: ct_controller and the library import, the gate exits 1 with one line."""
+    require_module('rclpy')
+    code = '\n'.join((
+        'import sys',
+        'sys.modules["control_msgs"] = sys.modules["control_msgs.action"] = None',
+        'import denoc_ros',
+        'from denoc_ros.ros import ct_controller, trajectory_gate',
+        'assert ct_controller.FollowJointTrajectory is None',
+        'sys.exit(trajectory_gate.main(["trajectory_gate"]))'))
+    run = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         timeout=120, cwd=pathlib.Path(__file__).resolve().parent.parent)
+    text = (run.stdout + run.stderr).strip()
+    assert run.returncode == 1, text
+    assert len(text.splitlines()) == 1, text
+    assert text.startswith('trajectory_gate: control_msgs') and 'apt-get install' in text
