@@ -35,7 +35,8 @@ after another on the same arm:
 4. the reverse plan through the gate again, pushed mid-way (sim_arm's ``~/external_wrench``): the
    goal aborts with PATH_TOLERANCE_VIOLATED naming a joint, and the controller holds within 50 ms
    of the push's onset (simulated time; the push's onset from sim_arm's log, the hold from
-   ct_controller's).
+   ct_controller's); the push removed, 0.5 s later the arm is at rest (|qd| <= 0.01 rad/s) within
+   1e-3 rad of where it was held.
 """
 
 import re
@@ -60,6 +61,7 @@ from denoc_ros_interfaces.srv import SetPayload  # noqa: E402
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402
 from rclpy.executors import MultiThreadedExecutor  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
 LINK = 'panda_link8'
@@ -80,6 +82,7 @@ PUSH_FORCE = (0.0, 0.0, 200.0)  # [N] in the link's axes: 34 N m on panda_joint1
 # panda_joint3 was seen: the effort held over each 1 ms step against the model's continuous law)
 CONTACT_THRESHOLD = 10.0
 HOLD_WITHIN = 0.05              # [s of simulated time] from the push's onset
+SETTLE = 0.5                    # [s] after the hold: the arm at rest where it was held
 TIMEOUT = 120.0
 GATE = '/denoc_trajectory_gate/follow_joint_trajectory'
 CONTROLLER = '/ct_controller/follow_joint_trajectory'
@@ -187,10 +190,13 @@ def arm(tmp_path_factory):
         assert gate_client.wait_for_server(timeout_sec=TIMEOUT), processes.output(gate)
         assert straight.wait_for_server(timeout_sec=TIMEOUT), processes.output(controller)
         push = node.create_publisher(WrenchStamped, '/sim_arm/external_wrench', 10)
+        clock = [0.0]
+        node.create_subscription(
+            Clock, '/clock', lambda m: clock.append(m.clock.sec + 1e-9 * m.clock.nanosec), 10)
         assert until(lambda: 'MuJoCo arm' in processes.output(sim)), processes.output(sim)
         yield {'processes': processes, 'gate': gate_client, 'straight': straight,
                'model': model, 'push': push, 'sim': sim, 'controller': controller,
-               'gate_process': gate, 'log_file': log_file, 'results': {}}
+               'gate_process': gate, 'log_file': log_file, 'clock': clock}
     finally:
         processes.stop()
         executor.shutdown()
@@ -243,10 +249,11 @@ def test_gate_on_mujoco(arm):
     w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = PUSH_FORCE
     arm['push'].publish(w)
     r4 = leg4.wait()
+    arm['push'].publish(WrenchStamped())  # a bump: removed once the goal is over
+    assert until(lambda: 'holding at' in processes.output(arm['controller']))
     hold = re.findall(r'goal canceled: holding at t = ([0-9.]+) s',
                       processes.output(arm['controller']))
-    until(lambda: False, 0.3)
-    arm['push'].publish(WrenchStamped())  # removes the push
+    assert until(lambda: arm['clock'][-1] >= float(hold[-1]) + SETTLE + 0.05)
     log = sim_log(arm)
 
     t, effort = log['t'], log['effort']
@@ -263,6 +270,8 @@ def test_gate_on_mujoco(arm):
     pushed = np.flatnonzero(np.abs(log['external_wrench']).max(axis=1) > 0.0)
     assert pushed.size, 'MuJoCo never applied the push'
     onset = float(t[pushed[0] - 1])  # the push acts over the step that ends at t[pushed[0]]
+    k = np.searchsorted(t, float(hold[-1])) if hold else 0
+    later = np.searchsorted(t, float(hold[-1]) + SETTLE) if hold else 0
     print(f'\nPanda + {MASS} kg on MuJoCo through the gate (effort_scaling {EFFORT_SCALING}): '
           f'applied effort / limit {np.round(ours, 3).tolist()}, worst {ours.max():.4f}; '
           f'retimed {retimed[0] if retimed else "?"} s against dr.retime {reference:.4f} s; '
@@ -270,7 +279,9 @@ def test_gate_on_mujoco(arm):
           f'efforts {leg1.tracking_error:.2e} rad, without {leg3.tracking_error:.2e} rad '
           f'({leg3.tracking_error / leg1.tracking_error:.1f}x; that goal: '
           f'{r3.result.error_string or "reached"}); push onset t = {onset:.4f} s, '
-          f'hold at {hold} ({r4.result.error_string})')
+          f'hold at {hold} ({r4.result.error_string}); {SETTLE} s later: max |qd| '
+          f'{np.abs(log["qd"][later]).max():.2e} rad/s, '
+          f'{np.abs(log["q"][later] - log["q"][k]).max():.2e} rad from where it was held')
     assert ours.max() <= 1.0
     assert theirs.max() > 1.0
     assert retimed and abs(float(retimed[0]) / reference - 1.0) <= 0.01
@@ -282,3 +293,5 @@ def test_gate_on_mujoco(arm):
     assert re.search(r'joint panda_joint\d: external torque', r4.result.error_string)
     assert hold, processes.output(arm['controller'])
     assert float(hold[-1]) - onset <= HOLD_WITHIN
+    assert np.abs(log["qd"][later]).max() <= 0.01
+    assert np.abs(log["q"][later] - log["q"][k]).max() <= 1e-3

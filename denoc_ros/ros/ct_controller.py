@@ -72,9 +72,10 @@ loop rate and diverged on MuJoCo (the loop's one-step delay needs ``Kd dt / lamb
 last point is held (its effort too); the goal succeeds once every joint is within its goal
 tolerance (the goal's ``goal_tolerance`` position, else ``goal_tolerance``) and aborts with
 ``GOAL_TOLERANCE_VIOLATED`` if that takes longer than the goal's ``goal_time_tolerance`` (else
-``goal_time``). A cancel holds the positions measured at the next joint state, with the gravity
-torque there as feed-forward (joint_trajectory_controller holds with its PID alone; the gravity
-term keeps the arm from sagging), logs the stamp of that joint state, and cancels the goal; a
+``goal_time``). A cancel holds the positions measured at the next joint state with the
+computed-torque law (``kp``, ``kd``: critically damped by default, where the PD above, its
+velocity gains kept small for stability, rings for a second; joint_trajectory_controller holds
+with its PID), logs the stamp of that joint state, and cancels the goal; a
 new goal preempts the running one (aborted, "preempted by a new goal"; the controller cancels
 it). Feedback (desired, actual, error) goes out every ``feedback_every`` joint states.
 A trajectory on ``~/reference`` or a trajectory file replaces a goal (aborted) and is played
@@ -424,8 +425,12 @@ class ComputedTorqueController(Node):
         self._goals[bytes(goal_handle.goal_id.uuid)] = self._goal
         times = sampler.times
         if times[0] > 0.0:  # reached from the position held at the start, at rest
-            start = self._last_q if self._pd_hold is None else self._pd_hold[0]
-            start = self._last_q if start is None else start
+            if self._pd_hold is not None:
+                start = self._pd_hold[0]
+            elif self._sampler is None and self._hold is not None:
+                start = self._hold
+            else:
+                start = self._last_q
             if start is not None:
                 def rows(table, first):
                     return None if table is None else np.vstack((first, table))
@@ -476,8 +481,8 @@ class ComputedTorqueController(Node):
         goal = self._goal
         handle = goal.handle
         if handle.is_cancel_requested:
-            self._pd_hold = (q.copy(), gravity_torques(self.model, q))
-            self._sampler = self._effort = None
+            # held with the computed-torque law (the model's damping of every joint at once)
+            self._hold, self._sampler, self._effort = q.copy(), None, None
             self.get_logger().info(f'goal canceled: holding at t = {t:.4f} s')
             self._end_goal('canceled', 0, 'canceled')
             return
@@ -554,7 +559,8 @@ class ComputedTorqueController(Node):
                 tau = computed_torque(self.model, q, qd, (q_d, qd_d, qdd_d), self.kp, self.kd)
         if self._goal is not None:
             self._follow_goal(t, q, qd, q_d, qd_d, msg.header)
-            if self._goal is None and self._pd_hold is None:  # done: hold the last point
+            if self._goal is None and self._sampler is not None and self._pd_hold is None:
+                # over (not canceled): hold the last point, its effort too
                 last = self._sampler.positions[-1]
                 self._pd_hold = (last, self._effort_at(self._sampler.duration))
         if not np.all(np.isfinite(tau)):
