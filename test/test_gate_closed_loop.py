@@ -293,5 +293,5 @@ def test_gate_on_mujoco(arm):
     assert re.search(r'joint panda_joint\d: external torque', r4.result.error_string)
     assert hold, processes.output(arm['controller'])
     assert float(hold[-1]) - onset <= HOLD_WITHIN
-    assert np.abs(log["qd"][later]).max() <= 0.01
-    assert np.abs(log["q"][later] - log["q"][k]).max() <= 1e-3
+    assert np.abs(log['qd'][later]).max() <= 0.01
+    assert np.abs(log['q'][later] - log['q'][k]).max() <= 1e-3

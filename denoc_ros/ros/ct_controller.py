@@ -299,6 +299,8 @@ class ComputedTorqueController(Node):
         self.create_subscription(JointState, 'joint_states', self.joint_state_callback, 100)
         self.create_subscription(JointTrajectory, '~/reference', self.reference_callback, 10)
         if FollowJointTrajectory is not None:
+            # wakes the executor to finish a goal's execution once the goal is over
+            self._wake = self.create_guard_condition(lambda: None)
             self._server = ActionServer(
                 self, FollowJointTrajectory, '~/follow_joint_trajectory', self.execute_callback,
                 goal_callback=self.goal_callback, handle_accepted_callback=self.accepted_callback,
@@ -473,6 +475,7 @@ class ComputedTorqueController(Node):
             return
         result = FollowJointTrajectory.Result(error_code=code, error_string=text)
         goal.done.set_result((how, result))
+        self._wake.trigger()
         if how != 'succeed':
             self.get_logger().info(f'goal {how}: {text}')
 
