@@ -41,6 +41,7 @@ EXECUTABLES = {
     'sim_arm': 'denoc_ros.ros.sim_arm:main',
     'ct_controller': 'denoc_ros.ros.ct_controller:main',
     'contact_demo': 'denoc_ros.ros.contact_demo:main',
+    'trajectory_gate': 'denoc_ros.ros.trajectory_gate:main',
     # Tools without ROS (identification), already prefixed: one name everywhere
     'denoc_identify': 'denoc_ros.tools.identify:main',
     'denoc_excitation': 'denoc_ros.tools.excitation:main',

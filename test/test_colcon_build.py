@@ -31,7 +31,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 EXECUTABLES = ('dynamics_node', 'joint_state_source', 'torque_monitor', 'demo', 'sim_arm',
-               'ct_controller', 'contact_demo')
+               'ct_controller', 'contact_demo', 'trajectory_gate')
 TOOLS = ('denoc_identify', 'denoc_excitation', 'denoc_retime')  # prefixed: one name everywhere
 
 

@@ -50,6 +50,7 @@ EXECUTABLES = {
     'joint_state_source': ('denoc_joint_state_source', 'joint_state_source', ROBOT),
     'torque_monitor': ('denoc_torque_monitor', 'torque_monitor', []),
     'contact_demo': ('denoc_contact_demo', 'contact_demo', []),
+    'trajectory_gate': ('denoc_trajectory_gate', 'denoc_trajectory_gate', ROBOT),
 }
 
 # Natural values at start-up, all in one process per executable: integers for doubles, one
@@ -64,7 +65,9 @@ NATURAL = {
         "robot_description:=''", 'payload_window:=30'],
     'ct_controller': [
         'kp:=100', 'kd:=[20, 30]', 'mass_scale:=1', 'loop:=1', 'gravity:=[0, 0, -10]',
-        'joints:=[joint2, joint1]', "trajectory_file:=''", "robot_description:=''"],
+        'joints:=[joint2, joint1]', "trajectory_file:=''", "robot_description:=''",
+        'effort_kp:=100', 'effort_kd:=[2, 3.5]', 'goal_tolerance:=1', 'goal_time:=2',
+        'feedback_every:=5.0'],
     'sim_arm': [
         'timestep:=0.002', 'publish_rate:=100', 'initial_positions:=0', 'lockstep:=0',
         'lockstep_timeout:=1', 'real_time:=1', 'publish_clock:=false', 'duration:=0',
@@ -79,6 +82,11 @@ NATURAL = {
     'contact_demo': [
         'force:=[0, 0, 15]', 'torque:=[0, 0.5, 0]', 'period:=4', 'push_duration:=1',
         'link:=link2', 'dynamics_node:=/denoc_dynamics', 'sim_arm:=/sim_arm'],
+    'trajectory_gate': [
+        'base_link:=base_link', 'tip_link:=tool0', 'gravity:=[0, 0, -10]',
+        'controller_action:=/arm/follow_joint_trajectory', 'dynamics_node:=/denoc_dynamics',
+        'server_timeout:=1', 'timing:=keep', 'effort_scaling:=1', 'velocity_scaling:=0.9',
+        'friction:=1', 'stop_on_contact:=0', "robot_description:=''"],
 }
 
 # One wrong value for every parameter of every executable (and the issue's examples).
@@ -92,7 +100,9 @@ WRONG = {
         'payload_window:=0'],
     'ct_controller': [
         'robot_description:=1', 'urdf_path:=2', 'gravity:=9.81', 'kp:=-1', 'kd:=fast',
-        'mass_scale:=0', 'joints:=7', 'trajectory_file:=[1, 2]', 'loop:=maybe'],
+        'mass_scale:=0', 'joints:=7', 'trajectory_file:=[1, 2]', 'loop:=maybe',
+        'effort_kp:=-1', 'effort_kd:=fast', 'goal_tolerance:=0', 'goal_time:=-1',
+        'feedback_every:=0'],
     'sim_arm': [
         'robot_description:=1', 'urdf_path:=true', 'gravity:=[a, b, c]', 'timestep:=0',
         'publish_rate:=-5', 'initial_positions:=zero', 'joints:=1', 'lockstep:=3',
@@ -107,6 +117,11 @@ WRONG = {
     'contact_demo': [
         'link:=7', 'force:=15', 'torque:=[0, 0]', 'period:=0', 'push_duration:=-1',
         'dynamics_node:=1', 'sim_arm:=false'],
+    'trajectory_gate': [
+        'robot_description:=1', 'urdf_path:=2', 'base_link:=1', 'tip_link:=true',
+        'gravity:=9.81', 'controller_action:=5', 'dynamics_node:=false', 'server_timeout:=0',
+        'timing:=fast', 'effort_scaling:=0', 'velocity_scaling:=-1', 'friction:=2',
+        'stop_on_contact:=maybe'],
 }
 
 # At run time, on the process started with the natural values: (name, value, accepted).
@@ -128,6 +143,10 @@ RUNTIME = {
     'joint_state_source': [('rate', 50, False)],
     'torque_monitor': [('interval', 2, False)],
     'contact_demo': [('period', 3, False)],
+    'trajectory_gate': [
+        ('timing', 'optimal', True), ('effort_scaling', 1, True), ('friction', False, True),
+        ('stop_on_contact', True, True), ('timing', 'fast', False),
+        ('velocity_scaling', 0, False), ('server_timeout', 5.0, False)],
 }
 
 
@@ -175,12 +194,13 @@ def test_wrong_startup_value_one_line_exit_1(wrong_runs, key, rule):
 def test_every_parameter_has_a_wrong_value():
     """The table above covers every declared parameter of every executable."""
     from denoc_ros.ros import (contact_demo, ct_controller, joint_state_source, sim_arm,
-                               torque_monitor)
+                               torque_monitor, trajectory_gate)
     tables = {'dynamics_node': settings.DYNAMICS_PARAMETERS,
               'ct_controller': ct_controller.PARAMETERS, 'sim_arm': sim_arm.PARAMETERS,
               'joint_state_source': joint_state_source.PARAMETERS,
               'torque_monitor': torque_monitor.PARAMETERS,
-              'contact_demo': contact_demo.PARAMETERS}
+              'contact_demo': contact_demo.PARAMETERS,
+              'trajectory_gate': trajectory_gate.PARAMETERS}
     for key, table in tables.items():
         names = {spec.name for spec in table}
         assert {r.split(':=')[0] for r in WRONG[key]} == names, key

@@ -50,6 +50,36 @@ its time 0, a whole number of durations after its start, instead of holding the 
 meant for periodic trajectories such as excitation trajectories (a warning says by how much one
 that does not end where it starts jumps at each restart). Both can change at run time; the
 other parameters are read at start-up.
+
+``~/follow_joint_trajectory`` (control_msgs/action/FollowJointTrajectory, when control_msgs is
+installed) takes goals as ros2_control's joint_trajectory_controller in effort mode does, so
+that a client (MoveIt, the trajectory gate) drives ``sim_arm`` as it drives a real arm. A goal
+must name every joint of the model (else it is rejected); its points are sampled as that
+controller samples them (:mod:`denoc_ros.trajectories.sampling`, from the next joint state when
+the header stamp is 0, else from the stamp; a first point after time 0 is reached from the
+position held at the start), and the law is the controller's PID in effort mode without the
+integral term, plus the points' ``effort`` as feed-forward (linear in time between points; none
+when the points carry none)::
+
+    tau = Kp_e (q_d - q) + Kd_e (qd_d - qd) + effort_d
+
+with the per-joint gains ``effort_kp`` [N m/rad] and ``effort_kd`` [N m s/rad] (the model is
+not used: what the points carry is all the feed-forward there is). The defaults suit the Panda
+at 1 kHz: a decentralized PD sees the smallest eigenvalue of M(q), 0.0075 kg m^2 where the axes
+of joints 1 and 3 nearly align (joint 2 near 0); 30 N m s/rad there oscillated at half the
+loop rate and diverged on MuJoCo (the loop's one-step delay needs ``Kd dt / lambda`` well below
+1), hence the small velocity gains of joints 1, 3 and 5. After the last point the
+last point is held (its effort too); the goal succeeds once every joint is within its goal
+tolerance (the goal's ``goal_tolerance`` position, else ``goal_tolerance``) and aborts with
+``GOAL_TOLERANCE_VIOLATED`` if that takes longer than the goal's ``goal_time_tolerance`` (else
+``goal_time``). A cancel holds the positions measured at the next joint state with the
+computed-torque law (``kp``, ``kd``: critically damped by default, where the PD above, its
+velocity gains kept small for stability, rings for a second; joint_trajectory_controller holds
+with its PID), logs the stamp of that joint state, and cancels the goal; a
+new goal preempts the running one (aborted, "preempted by a new goal"; the controller cancels
+it). Feedback (desired, actual, error) goes out every ``feedback_every`` joint states.
+A trajectory on ``~/reference`` or a trajectory file replaces a goal (aborted) and is played
+with the computed-torque law as before.
 """
 
 import math
@@ -57,7 +87,9 @@ import sys
 
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
+from rclpy.task import Future
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
@@ -69,6 +101,7 @@ from ._main import spin_node
 from .conversions import command_order, JointMap
 from .settings import PER_JOINT, Spec
 from ..description import read_description
+from ..dynamics import gravity_torques
 from ..errors import DenocError, InputError
 from ..feedforward import computed_torque
 from ..identification.parameters import inertial_parameters, with_inertial_parameters
@@ -76,6 +109,11 @@ from ..model import joint_order
 from ..trajectories.sampling import TrajectorySampler
 from ..urdf import load_urdf
 
+
+try:  # control_msgs has no wheel: without it, no action server (the topic interface works)
+    from control_msgs.action import FollowJointTrajectory
+except ImportError:  # pragma: no cover - depends on the install
+    FollowJointTrajectory = None
 
 POINT_FIELDS = ('positions', 'velocities', 'accelerations', 'effort')
 LOOP_TOLERANCE = 1e-6   # [rad or m, per s]: a looped trajectory ending further off jumps
@@ -189,7 +227,19 @@ PARAMETERS = parameters.table(*parameters.read_only(
     Spec('mass_scale', 'double', 1.0, 'factor on every mass and inertia of the model', 0.0,
          100.0, open_low=True, open_high=True, example=1.1),
     Spec('joints', 'strings', [], 'joint order of ~/commands; unset: model order',
-         example=['panda_joint1', 'panda_joint2'])),
+         example=['panda_joint1', 'panda_joint2']),
+    Spec('effort_kp', 'doubles', [400.0, 400.0, 400.0, 400.0, 100.0, 100.0, 40.0],
+         'action goals: position gains [N m/rad or N/m]', 0.0, length=PER_JOINT),
+    Spec('effort_kd', 'doubles', [5.0, 20.0, 5.0, 20.0, 2.0, 2.0, 1.0],
+         'action goals: velocity gains [N m s/rad or N s/m]', 0.0, length=PER_JOINT),
+    Spec('goal_tolerance', 'double', 0.02,
+         'action goals: position tolerance at the end unless the goal gives one [rad or m]',
+         0.0, open_low=True),
+    Spec('goal_time', 'double', 1.0,
+         'action goals: time after the end to be within tolerance unless the goal gives one '
+         '[s]', 0.0, open_low=True),
+    Spec('feedback_every', 'integer', 10, 'action goals: joint states per feedback', 1,
+         1000000)),
     Spec('trajectory_file', 'string', '', 'YAML trajectory to play (run time too)',
          example='trajectory.yaml'),
     Spec('loop', 'bool', False, 'restart the trajectory after its end (run time too)'),
@@ -227,6 +277,20 @@ class ComputedTorqueController(Node):
         self._sampler = None
         self._start = None          # trajectory start time [s], None: at the next joint state
         self._hold = None           # positions held without a trajectory
+        self._goal = None           # the _Goal of the action being followed
+        self._goals = {}            # every accepted _Goal whose execution has not started
+        self._effort = None         # (times, efforts) of its points, model order; or None
+        self._pd_hold = None        # (q, effort) held with the PD law after a goal or cancel
+        self._last_q = None
+        try:
+            self.effort_kp = _gains('effort_kp', get('effort_kp'), n)
+            self.effort_kd = _gains('effort_kd', get('effort_kd'), n)
+            self._gain_error = None
+        except InputError as err:
+            self._gain_error = str(err)
+        self.goal_tolerance = get('goal_tolerance')
+        self.goal_time = get('goal_time')
+        self.feedback_every = get('feedback_every')
         self._loop = get('loop')
         if get('trajectory_file'):
             self._play_file(get('trajectory_file'))
@@ -234,8 +298,19 @@ class ComputedTorqueController(Node):
         self._error_pub = self.create_publisher(JointState, '~/tracking_error', 10)
         self.create_subscription(JointState, 'joint_states', self.joint_state_callback, 100)
         self.create_subscription(JointTrajectory, '~/reference', self.reference_callback, 10)
-        self.get_logger().info(f'computed-torque control of {self.model.name!r} ({self.model.dof} '
-                               'joints): commands on ~/commands, trajectories on ~/reference')
+        if FollowJointTrajectory is not None:
+            # wakes the executor to finish a goal's execution once the goal is over
+            self._wake = self.create_guard_condition(lambda: None)
+            self._server = ActionServer(
+                self, FollowJointTrajectory, '~/follow_joint_trajectory', self.execute_callback,
+                goal_callback=self.goal_callback, handle_accepted_callback=self.accepted_callback,
+                cancel_callback=lambda handle: CancelResponse.ACCEPT)
+        self.get_logger().info(
+            f'computed-torque control of {self.model.name!r} ({self.model.dof} joints): commands '
+            'on ~/commands, trajectories on ~/reference' + (
+                ', FollowJointTrajectory goals on ~/follow_joint_trajectory'
+                if FollowJointTrajectory is not None else
+                ' (no control_msgs: no ~/follow_joint_trajectory action)'))
         self.add_on_set_parameters_callback(self.parameters_callback)
 
     def _sampler_of(self, msg):
@@ -253,6 +328,10 @@ class ComputedTorqueController(Node):
 
     def _track(self, sampler, stamp, source=''):
         """Track ``sampler`` from ``stamp`` [s] (0: from the next joint state on)."""
+        if self._goal is not None and source != ' (action goal)':
+            self._end_goal('abort', -1, 'replaced by a trajectory on ~/reference or from a file')
+        if source != ' (action goal)':
+            self._effort = self._pd_hold = None
         self._sampler = sampler
         self._start = stamp if stamp > 0 else None
         self.get_logger().info(f'trajectory of {len(sampler.times)} points, '
@@ -311,6 +390,140 @@ class ComputedTorqueController(Node):
             return
         self._track(sampler, Time.from_msg(msg.header.stamp).nanoseconds * 1e-9)
 
+    # -- FollowJointTrajectory (joint_trajectory_controller's way) ------------------------------
+    def goal_callback(self, goal):
+        """Accept a goal naming every joint once whose points can be sampled; reject others."""
+        try:
+            self._goal_sampler(goal.trajectory)
+        except (DenocError, ValueError) as err:
+            self.get_logger().warning(f'goal rejected: {err}')
+            return GoalResponse.REJECT
+        if self._gain_error is not None:
+            self.get_logger().warning(f'goal rejected: {self._gain_error}')
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def _goal_sampler(self, msg):
+        """Return (sampler, effort table or None) of a goal's trajectory, model order."""
+        index = joint_order(self.model.joint_names, list(msg.joint_names), 'the goal',
+                            others=False)
+        if len(msg.points) == 0:
+            raise InputError('the goal has no points')
+        sampler = self._sampler_of(msg)
+        rows = [p.effort for p in msg.points]
+        effort = None
+        if any(len(r) for r in rows):
+            effort = np.asarray(rows, dtype=float)[:, index]  # ragged: ValueError
+            if not np.all(np.isfinite(effort)):
+                raise InputError("the goal's efforts contain NaN or inf")
+        return sampler, effort
+
+    def accepted_callback(self, goal_handle):
+        """Preempt the running goal; follow the new one from the next joint state (or stamp)."""
+        sampler, effort = self._goal_sampler(goal_handle.request.trajectory)
+        if self._goal is not None:
+            self._end_goal('abort', -1, 'preempted by a new goal')
+        self._goal = _Goal(goal_handle, self._tolerances(goal_handle.request))
+        self._goals[bytes(goal_handle.goal_id.uuid)] = self._goal
+        times = sampler.times
+        if times[0] > 0.0:  # reached from the position held at the start, at rest
+            if self._pd_hold is not None:
+                start = self._pd_hold[0]
+            elif self._sampler is None and self._hold is not None:
+                start = self._hold
+            else:
+                start = self._last_q
+            if start is not None:
+                def rows(table, first):
+                    return None if table is None else np.vstack((first, table))
+                zero = np.zeros(self.model.dof)
+                held = None if effort is None else (
+                    self._pd_hold[1] if self._pd_hold is not None
+                    else gravity_torques(self.model, start))
+                sampler = TrajectorySampler(
+                    np.concatenate(([0.0], times)), rows(sampler.positions, start),
+                    rows(sampler.velocities, zero), rows(sampler.accelerations, zero))
+                effort = rows(effort, held)
+        stamp = Time.from_msg(goal_handle.request.trajectory.header.stamp).nanoseconds * 1e-9
+        self._track(sampler, stamp, ' (action goal)')
+        self._effort = None if effort is None else (sampler.times, effort)
+        self._pd_hold = None
+        goal_handle.execute()
+
+    def _tolerances(self, goal):
+        """Return (position tolerances (n,), goal time [s]) of a goal, defaults where unset."""
+        tol = np.full(self.model.dof, self.goal_tolerance)
+        names = list(self.model.joint_names)
+        for item in goal.goal_tolerance:
+            if item.name in names and item.position != 0.0:
+                tol[names.index(item.name)] = np.inf if item.position < 0.0 else item.position
+        d = goal.goal_time_tolerance
+        extra = d.sec + 1e-9 * d.nanosec
+        return tol, (extra if extra > 0.0 else self.goal_time)
+
+    async def execute_callback(self, goal_handle):
+        """Wait until the goal is over (the joint states decide); end it as it ended."""
+        goal = self._goals.pop(bytes(goal_handle.goal_id.uuid))
+        how, result = await goal.done
+        getattr(goal_handle, how)()
+        return result
+
+    def _end_goal(self, how, code, text):
+        """End the action goal followed now (``how``: 'succeed', 'abort', 'canceled')."""
+        goal, self._goal = self._goal, None
+        if goal is None or goal.done.done():
+            return
+        result = FollowJointTrajectory.Result(error_code=code, error_string=text)
+        goal.done.set_result((how, result))
+        self._wake.trigger()
+        if how != 'succeed':
+            self.get_logger().info(f'goal {how}: {text}')
+
+    def _follow_goal(self, t, q, qd, q_d, qd_d, stamp):
+        """Cancel, succeed or abort the action goal at this joint state; send feedback."""
+        goal = self._goal
+        handle = goal.handle
+        if handle.is_cancel_requested:
+            # held with the computed-torque law (the model's damping of every joint at once)
+            self._hold, self._sampler, self._effort = q.copy(), None, None
+            self.get_logger().info(f'goal canceled: holding at t = {t:.4f} s')
+            self._end_goal('canceled', 0, 'canceled')
+            return
+        goal.states += 1
+        if goal.states % self.feedback_every == 0:
+            feedback = FollowJointTrajectory.Feedback(joint_names=list(self.model.joint_names))
+            feedback.header = stamp
+            feedback.desired = JointTrajectoryPoint(positions=q_d.tolist(),
+                                                    velocities=qd_d.tolist())
+            feedback.actual = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist())
+            feedback.error = JointTrajectoryPoint(positions=(q_d - q).tolist(),
+                                                  velocities=(qd_d - qd).tolist())
+            handle.publish_feedback(feedback)
+        elapsed = t - self._start
+        end = self._sampler.duration
+        if elapsed < end:
+            return
+        tolerance, extra = goal.tolerances
+        error = np.abs(self._sampler.positions[-1] - q)
+        if np.all(error <= tolerance):
+            self._end_goal('succeed', 0, '')
+        elif elapsed > end + extra:
+            j = int(np.argmax(error - tolerance))
+            self._end_goal('abort', -5, f'joint {self.model.joint_names[j]} is {error[j]:.4g} '
+                           f'from its goal {extra:g} s after the end (tolerance '
+                           f'{tolerance[j]:.4g})')
+
+    def _pd(self, q, qd, q_d, qd_d, effort):
+        """Return joint_trajectory_controller's effort-mode command: PD + feed-forward."""
+        return self.effort_kp * (q_d - q) + self.effort_kd * (qd_d - qd) + effort
+
+    def _effort_at(self, elapsed):
+        """Return the points' effort at ``elapsed`` s (linear between points), zeros if none."""
+        if self._effort is None:
+            return np.zeros(self.model.dof)
+        times, table = self._effort
+        return np.array([np.interp(elapsed, times, table[:, j]) for j in range(table.shape[1])])
+
     def desired(self, t, q):
         """Return the desired positions, velocities and accelerations at time ``t``."""
         zero = np.zeros(self.model.dof)
@@ -337,8 +550,22 @@ class ComputedTorqueController(Node):
             self.get_logger().warning(f'joint state ignored: {err}', throttle_duration_sec=2.0)
             return
         t = Time.from_msg(msg.header.stamp).nanoseconds * 1e-9
-        q_d, qd_d, qdd_d = self.desired(t, q)
-        tau = computed_torque(self.model, q, qd, (q_d, qd_d, qdd_d), self.kp, self.kd)
+        self._last_q = q
+        if self._pd_hold is not None:  # after an action goal: PD law on the held state
+            q_d, qd_d = self._pd_hold[0], np.zeros(self.model.dof)
+            tau = self._pd(q, qd, q_d, qd_d, self._pd_hold[1])
+        else:
+            q_d, qd_d, qdd_d = self.desired(t, q)
+            if self._goal is not None or self._effort is not None:
+                tau = self._pd(q, qd, q_d, qd_d, self._effort_at(t - self._start))
+            else:
+                tau = computed_torque(self.model, q, qd, (q_d, qd_d, qdd_d), self.kp, self.kd)
+        if self._goal is not None:
+            self._follow_goal(t, q, qd, q_d, qd_d, msg.header)
+            if self._goal is None and self._sampler is not None and self._pd_hold is None:
+                # over (not canceled): hold the last point, its effort too
+                last = self._sampler.positions[-1]
+                self._pd_hold = (last, self._effort_at(self._sampler.duration))
         if not np.all(np.isfinite(tau)):
             self.get_logger().error('non-finite effort: command not sent',
                                     throttle_duration_sec=2.0)
@@ -351,6 +578,16 @@ class ComputedTorqueController(Node):
                            velocity=(qd_d - qd).tolist())
         error.header = msg.header
         self._error_pub.publish(error)
+
+
+class _Goal:
+    """An action goal being followed: its handle, tolerances and the future of its end."""
+
+    def __init__(self, handle, tolerances):
+        self.handle = handle
+        self.tolerances = tolerances
+        self.done = Future()
+        self.states = 0
 
 
 def main(args=None):

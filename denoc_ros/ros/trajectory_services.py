@@ -60,6 +60,22 @@ def _table(points, field, n, required):
     return table
 
 
+def trajectory_tables(trajectory):
+    """
+    Return ``(t, q, qd, qdd)`` of a JointTrajectory in its own joint order (as the points are).
+
+    ``qd``/``qdd`` None where no point carries them; InputError for ragged or non-finite points.
+    """
+    points = trajectory.points
+    if len(points) == 0:
+        raise InputError('the trajectory has no points')
+    n = len(trajectory.joint_names)
+    q, qd, qdd = (_table(points, f, n, f == 'positions')
+                  for f in ('positions', 'velocities', 'accelerations'))
+    t = np.array([_seconds(p.time_from_start) for p in points])
+    return t, q, qd, qdd
+
+
 def trajectory_arrays(model, trajectory, timed=True):
     """
     Return ``(t, q, qd, qdd, index)`` of a JointTrajectory in model joint order.
