@@ -373,7 +373,8 @@ def run(args):
                 t.out_topic, t.on_message, echo_qos)
         outputs = []
         if args.outputs == 'all':
-            outputs = [CountedOutput(f'/denoc_dynamics/{term}_torques', 'sensor_msgs/msg/JointState')
+            outputs = [CountedOutput(f'/denoc_dynamics/{term}_torques',
+                                     'sensor_msgs/msg/JointState')
                        for term in ('gravity', 'coriolis', 'inertia')]
             outputs.append(CountedOutput('/denoc_dynamics/effort_command',
                                          'std_msgs/msg/Float64MultiArray'))

@@ -382,6 +382,41 @@ def pinocchio_pairs(robot):
          lambda a, b: check_close('J', a, jac_cols(b))),
         ('Cartesian dynamics', 'composed (see notes)', cart_ours,
          lambda: pinocchio_cartesian(pin, pm, pd, pq, pv, fid), cart_check),
+    ] + workspace_pairs(robot, q, qd, qdd, tau)
+
+
+def workspace_pairs(robot, q, qd, qdd, tau):
+    """Return the same calls with a Workspace (no allocation), and compute_all_terms's pass."""
+    pin, pm, pd, m, tip = robot.pin, robot.pmodel, robot.pdata, robot.ours, robot.tip
+    pq, pv, pa, pt = (robot.to_pin(x) for x in (q, qd, qdd, tau))
+    vec, mat = robot.from_pin, robot.from_pin_matrix
+    ws = dr.Workspace(m)
+
+    def sym(M):
+        return np.triu(M) + np.triu(M, 1).T
+
+    def all_theirs():
+        pin.computeAllTerms(pm, pd, pq, pv)
+        return pin.computeCoriolisMatrix(pm, pd, pq, pv), pd.M
+
+    def all_check(a, b):
+        C, M = b
+        return max(check_close('C', a.C, mat(C)), check_close('M', a.M, mat(sym(M))))
+    return [
+        ('inverse dynamics, workspace', 'rnea', lambda: dr.inverse_dynamics(
+            m, q, qd, qdd, workspace=ws), lambda: pin.rnea(pm, pd, pq, pv, pa),
+         lambda a, b: check_close('tau', a, vec(b))),
+        ('mass matrix, workspace', 'crba', lambda: dr.mass_matrix(m, q, workspace=ws),
+         lambda: pin.crba(pm, pd, pq), lambda a, b: check_close('M', a, mat(sym(b)))),
+        ('Coriolis matrix, workspace', 'computeCoriolisMatrix',
+         lambda: dr.coriolis_matrix(m, q, qd, workspace=ws),
+         lambda: pin.computeCoriolisMatrix(pm, pd, pq, pv),
+         lambda a, b: check_close('C', a, mat(b))),
+        ('forward dynamics, workspace', 'aba',
+         lambda: dr.forward_dynamics(m, q, qd, tau, workspace=ws),
+         lambda: pin.aba(pm, pd, pq, pv, pt), lambda a, b: check_close('qdd', a, vec(b))),
+        ('all terms (C, M, g, J; one pass)', 'computeAllTerms + computeCoriolisMatrix',
+         lambda: dr.compute_all_terms(m, q, qd, ws, frame=tip), all_theirs, all_check),
     ]
 
 

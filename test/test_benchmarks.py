@@ -101,7 +101,8 @@ def test_node_latency_rounds_with_every_output_subscribed():
                '--rounds', '2', '--outputs', 'all', '--with-effort', '--drain-limit', '0'],
               timeout=150)
     assert ('Node latency: 7-joint JointState at 200 Hz for 2 s per target in 2 rounds '
-            '(urdf_path:=panda, drain_limit:=0, every output subscribed, with efforts)') in out, out
+            '(urdf_path:=panda, drain_limit:=0, every output subscribed, with efforts)'
+            ) in out, out
     for target in ('relay', 'dynamics node'):
         for k in (1, 2):
             assert f'{target}, round {k}/2: sent 200, received ' in out, out

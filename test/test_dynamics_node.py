@@ -25,6 +25,7 @@ inverse dynamics), an integrator that is not ours (SciPy for the prediction), a 
 import time
 
 import denoc_ros as dr
+from denoc_ros.friction import JointFriction
 from denoc_ros.resources import bundled_urdf
 from denoc_ros.ros.dynamics_node import DynamicsNode
 from denoc_ros_interfaces.msg import DynamicsState
@@ -38,7 +39,6 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from scipy.integrate import solve_ivp
-from denoc_ros.friction import JointFriction
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -68,8 +68,7 @@ class Harness:
         subs += [(Float64MultiArray, '/denoc_dynamics/effort_command', 'command'),
                  (JointTrajectory, '/denoc_dynamics/prediction', 'prediction'),
                  (DiagnosticArray, '/diagnostics', 'diagnostics'),
-                 (DynamicsState, '/denoc_dynamics/dynamics_state', 'state'),
-                 (JointState, '/denoc_dynamics/external_torques', 'external')]
+                 (DynamicsState, '/denoc_dynamics/dynamics_state', 'state')]
         # depth 100: the node may answer a burst of joint states in one callback (drain_limit)
         self.subs = [p.create_subscription(
             kind, topic, lambda m, key=key: self.received.setdefault(key, []).append(m), 100)
@@ -611,6 +610,10 @@ def test_dynamics_state_carries_every_output_in_one_message(make_node):
     """~/dynamics_state: the individual topics' numbers, FD, tau_ext and the flags, one stamp."""
     h = make_node(urdf_path='panda', observer_gain=50.0, prediction_horizon=0.0,
                   friction=True, contact_threshold=0.5)
+    # (subclasses of Harness subscribe to ~/external_torques under 'external' themselves)
+    h.subs.append(h.probe.create_subscription(
+        JointState, '/denoc_dynamics/external_torques',
+        lambda m: h.received.setdefault('external', []).append(m), 100))
     h.connect()
     assert h.spin_until(lambda: all(s.get_publisher_count() > 0 for s in h.subs[7:]))
     model = h.node.model
@@ -652,6 +655,7 @@ def test_serialized_templates_deserialize_to_the_messages_they_stand_for():
     names = ['a', 'b', 'c']
 
     class Publisher:
+
         def __init__(self):
             self.sent = []
 
@@ -659,9 +663,9 @@ def test_serialized_templates_deserialize_to_the_messages_they_stand_for():
             self.sent.append(data)
 
     outputs = DynamicsOutputs.__new__(DynamicsOutputs)
-    outputs.publishers = {k: Publisher() for k in ('gravity', 'coriolis', 'inertia',
-                                                    'feedforward', 'command', 'prediction',
-                                                    'external', 'contact', 'wrench', 'state')}
+    topics = ('gravity', 'coriolis', 'inertia', 'feedforward', 'command', 'prediction',
+              'external', 'contact', 'wrench', 'state')
+    outputs.publishers = {k: Publisher() for k in topics}
     outputs.listening = dict.fromkeys(outputs.publishers, True)
     outputs.prepare(names, [2, 0, 1], 0.01, 'c')
     outputs.set_thresholds([1.0, 1.0, 1.0])

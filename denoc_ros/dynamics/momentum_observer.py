@@ -108,8 +108,8 @@ def smallest_eigenvalue(A):
                 if A[p, q] == 0.0:
                     continue
                 theta = (A[q, q] - A[p, p]) / (2.0 * A[p, q])
-                t = (1.0 if theta >= 0.0 else -1.0) / (abs(theta) + math.sqrt(theta * theta
-                                                                               + 1.0))
+                root = math.sqrt(theta * theta + 1.0)
+                t = (1.0 if theta >= 0.0 else -1.0) / (abs(theta) + root)
                 c = 1.0 / math.sqrt(t * t + 1.0)
                 s = t * c
                 for k in range(6):  # A <- J^T A J, rows and columns p and q
