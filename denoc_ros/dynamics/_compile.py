@@ -56,13 +56,17 @@ import numpy as np
 from ..errors import PerformanceWarning
 
 try:
-    from numba import carray, njit, types
+    from numba import carray, literally, njit, types
     from numba.core.imputils import impl_ret_borrowed
     from numba.extending import intrinsic
     _REASON = 'NUMBA_DISABLE_JIT=1 is set' if os.environ.get('NUMBA_DISABLE_JIT', '0') not in (
         '', '0') else ''
 except ImportError as exc:  # numba is a dependency; keep working (slowly) without it
     njit = None
+
+    def literally(value):
+        """Return ``value`` (numba's literal dispatch; nothing to do without numba)."""
+        return value
     _REASON = f'numba cannot be imported ({exc})'
 
 #: True when the kernels run compiled by numba.

@@ -32,7 +32,7 @@ Pinocchio's ``data.B``)
 ``C_ab = S_a^T (I^c_m S_dot_b + B^c_m S_b)`` with ``m`` the deeper of ``a, b``.
 """
 
-from ._compile import add_row6, cross, jit, mat6_vec
+from ._compile import add_row6, cross, jit, literally, mat6_vec
 from ._fast import fast_path
 from ._packed import GRAVITY, NV, PARENT, V0
 from ._state import checked_batch, square
@@ -111,7 +111,10 @@ def christoffel_terms_state(ints, reals, q, qd, work, blocks, out, M, gravity, t
     ``a`` of body ``i``, ``M_ab = x^T S_b`` for ``b`` on the path to the base, and
     ``g_a = x^T [0; -g]`` (every body at rest accelerates as the base's fictitious ``[0; -g]``).
     ``work[0]`` and ``work[1]`` keep the forward kinematics and the columns P of ``q``.
+    ``terms`` is compiled as a constant (two specializations, the branches folded): the Coriolis
+    matrix alone pays nothing for the terms.
     """
+    literally(terms)
     nb = ints.shape[0]
     kin, P, mot, sp = work[0], work[1], work[2], work[3]
     I_c, B_c = blocks[:nb], blocks[nb:2 * nb]
