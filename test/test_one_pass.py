@@ -304,3 +304,16 @@ def test_the_compiled_wrench_solves_the_damped_least_squares_of_numpy():
         contact_wrench(J, R, tau, 0.05, 0.05, out)
         worst = max(worst, np.max(np.abs(out - expected)) / np.max(np.abs(expected)))
     assert worst < 1e-9, worst  # (conditioning up to 1e6 near the singular ones)
+
+
+def test_an_overflowing_state_never_reaches_the_observer(panda):
+    """A huge velocity is refused before the observer's step: the next estimate stays finite."""
+    processor = DynamicsProcessor(panda, ProcessorSettings())
+    q, tau = np.full(panda.nv, 0.2), dr.gravity_torques(panda, np.full(panda.nv, 0.2))
+    zero = np.zeros(panda.nv)
+    processor.process(1.000, q, zero, tau)
+    with pytest.raises(dr.InputError, match='not finite'):
+        processor.process(1.001, q, np.full(panda.nv, 1e300), tau)
+    out = processor.process(1.002, q, zero, tau)
+    assert not out.problems, out.problems
+    np.testing.assert_allclose(out.external_torques, 0.0, atol=1e-9)  # at rest, no contact

@@ -119,6 +119,11 @@ def all_terms_one(handle, q, qd, u, a, tau, t, obs, gain, r, max_gap, body, fram
                         kin[body, _R + 3 * row] * frame[col]
                         + kin[body, _R + 3 * row + 1] * frame[3 + col]
                         + kin[body, _R + 3 * row + 2] * frame[6 + col])
+    # Checked before the observer takes the sample: an overflow (a huge velocity) must not
+    # reach its state, or the next joint state's estimate would be non-finite too.
+    if not (all_finite(terms[:DDQ]) and all_finite(M) and all_finite(C) and all_finite(J)
+            and all_finite(small[:_WRENCH])):
+        return _compile.BAD_OUTPUT
     if flags & OBSERVE:
         # w = tau - tau_f + C^T qd - g (tau: the efforts less friction, from the caller)
         w = np.empty(nv)
@@ -132,9 +137,6 @@ def all_terms_one(handle, q, qd, u, a, tau, t, obs, gain, r, max_gap, body, fram
             contact_wrench(J, small[_ROT:_ROT + 9].reshape((3, 3)), r, damping, threshold,
                            small[_WRENCH:_WRENCH + 6])
             small[_W_FINITE] = 1.0 if all_finite(small[_WRENCH:_WRENCH + 6]) else 0.0
-    if not (all_finite(terms[:DDQ]) and all_finite(M) and all_finite(C) and all_finite(J)
-            and all_finite(small[:_WRENCH])):
-        return _compile.BAD_OUTPUT
     nb = ints.shape[0]
     status = _compile.OK
     if measured and (flags & ACCELERATION):
