@@ -391,6 +391,7 @@ def run(args):
                                          'denoc_ros_interfaces/msg/ContactState'))
             outputs.append(CountedOutput('/denoc_dynamics/external_wrench',
                                          'geometry_msgs/msg/WrenchStamped'))
+        outputs = [o for o in outputs if o.topic.rsplit('/', 1)[-1] not in args.without]
         targets[1].outputs = outputs
         counters = Counters(outputs, args.counter_processes, home)
         children.extend(counters.children)
@@ -630,6 +631,9 @@ def parse_args(argv=None):
                         'output (counted in --counter-processes processes; the round trip on '
                         'feedforward_torques); or dynamics_state only (the round trip on it)')
     parser.add_argument('--subscribe-all', action='store_true', help='same as --outputs all')
+    parser.add_argument('--without', nargs='+', default=[], metavar='TOPIC',
+                        help='leave these outputs (last name part, e.g. dynamics_state) out of '
+                        '--outputs all: to time code from before they existed')
     parser.add_argument('--counter-processes', type=int, default=2, metavar='N',
                         help='processes counting the extra outputs (default 2)')
     parser.add_argument('--drain-limit', type=int, default=None, metavar='N',

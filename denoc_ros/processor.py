@@ -29,6 +29,7 @@ Jacobian and pose, the wrench, FD and the prediction. With a reference in ``desi
 feed-forward is taken at the desired state, a second pass; the observer stays at the measured one.
 """
 
+import copy
 from dataclasses import dataclass, field
 import math
 import time
@@ -38,17 +39,15 @@ import numpy as np
 
 from .dynamics import compute_all_terms, Workspace
 from .dynamics.all_terms import problems as pass_problems
-from .dynamics.momentum_observer import STEP
+from .dynamics.momentum_observer import REPEATED, STEP
 from .errors import DenocError, InputError
-from .feedforward import predict
+from .feedforward import EVALUATE_AT, predict
 from .friction import JointFriction
 from .identification.payload_window import PayloadWindow
-from .observer import ContactDetector, MomentumObserver
+from .observer import ContactMonitor
 from .payload import attach_payload, attached_payloads, base_model, detach_payload
 
 __all__ = ['DynamicsProcessor', 'Outputs', 'ProcessorSettings', 'Statistics']
-
-EVALUATE_AT = ('desired', 'measured')
 
 
 @dataclass
@@ -194,14 +193,12 @@ class DynamicsProcessor:
         self._zeros = np.zeros(model.nv)
         self.contact_frame = model.frame(s.contact_frame or None).name
         if s.observer_gain > 0.0:
-            thresholds = np.asarray(s.contact_threshold, dtype=float).reshape(-1)
-            if thresholds.size == 1:
-                thresholds = np.full(model.nv, float(thresholds[0]))
-            if thresholds.size != model.nv:
-                raise InputError(f'contact_threshold needs 1 or {model.nv} values, got '
-                                 f'{thresholds.size}')
-            self.observer = MomentumObserver(model, s.observer_gain, None, s.observer_max_gap)
-            self.detector = ContactDetector(thresholds, s.contact_hysteresis)
+            # the observer, its contact flags and the wrench's frame (friction is taken off
+            # the efforts before the pass, so the observer gets none of its own)
+            monitor = ContactMonitor(model, s.observer_gain, s.contact_threshold,
+                                     s.contact_hysteresis, s.contact_frame or None, None,
+                                     s.observer_max_gap)
+            self.observer, self.detector = monitor.observer, monitor.detector
             self.reset_observer(reason)
             self.observer_note = f'waiting for a joint state with efforts ({reason})'
         else:
@@ -311,10 +308,8 @@ class DynamicsProcessor:
         out = Outputs(t, terms.g, terms.coriolis, inertia, friction_torques, total,
                       problems=problems)
         if tau is not None:
-            fd_problems = pass_problems(ws)
-            fd_failed = ws.small[19] != 0.0  # (all_terms: the forward dynamics' status)
-            if (accelerations or horizon is not None) and fd_failed:
-                problems.append(f'no prediction: {fd_problems[0]}')
+            if (accelerations or horizon is not None) and ws.forward_dynamics_status:
+                problems.append(f'no prediction: {pass_problems(ws)[0]}')
             elif accelerations or horizon is not None:
                 out.accelerations = ws.ddq
                 if horizon is not None:
@@ -336,11 +331,11 @@ class DynamicsProcessor:
     def _observed(self, out, ws, want_frame):
         """Fill the observer's outputs of ``out`` from the pass in ``ws``."""
         observer = self.observer
-        if ws.small[20] == 0.0:  # (all_terms: the estimate is finite)
+        if not ws.estimate_finite:
             self.reset_observer('non-finite estimate')
             out.problems.append('external torque estimate not finite: observer restarted')
             return
-        if ws.observer_event != STEP and ws.observer_event != 4:  # (4: a repeated stamp)
+        if ws.observer_event not in (STEP, REPEATED):
             self.observer_note = f'(re)started: {observer.reason}'
             out.restarted = observer.resets > 1
         r = observer.estimate
@@ -348,7 +343,7 @@ class DynamicsProcessor:
         out.joint_in_contact = self.detector.update(r)
         out.max_ratio = self.detector.ratio(r)
         if want_frame:
-            if ws.small[21] == 0.0:
+            if not ws.wrench_finite:
                 out.problems.append('no external wrench: not finite (a singular Jacobian?)')
             else:
                 out.wrench = ws.wrench
@@ -364,5 +359,4 @@ class DynamicsProcessor:
 
     def snapshot(self):
         """Return (model, friction on, a copy of the payload window) for a task elsewhere."""
-        import copy
         return self.model, self.settings.friction, copy.deepcopy(self.window)

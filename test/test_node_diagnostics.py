@@ -19,7 +19,8 @@ from types import SimpleNamespace
 from conftest import require_module
 
 require_module('diagnostic_msgs')
-from denoc_ros.ros.diagnostics import dynamics_status, Statistics  # noqa: E402, I100
+from denoc_ros.processor import Statistics  # noqa: E402, I100
+from denoc_ros.ros.diagnostics import dynamics_status  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 
 STATE = {'payload_links': '', 'reference_active': False, 'friction': 'off'}

@@ -90,6 +90,21 @@ class Workspace:
         """Return what the observer did in the last :func:`compute_all_terms` (its codes)."""
         return int(self.small[18])
 
+    @property
+    def forward_dynamics_status(self):
+        """Return the status of the last pass's FD and prediction (0: OK, else why not)."""
+        return int(self.small[19])
+
+    @property
+    def estimate_finite(self):
+        """Return True if the last pass left the observer's estimate finite."""
+        return self.small[20] != 0.0
+
+    @property
+    def wrench_finite(self):
+        """Return True if the last pass's wrench is finite."""
+        return self.small[21] != 0.0
+
     def __reduce__(self):
         """Pickle and copy as a fresh workspace of the same model (its buffers are scratch)."""
         return (Workspace, (self.model,))

@@ -23,8 +23,6 @@ DiagnosticStatus.
 
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
-from ..processor import Statistics  # noqa: F401 (the node's counters, kept here too)
-
 
 def model_warnings(model):
     """Return the load warnings of ``model`` (a tuple of str; none for a model without them)."""
