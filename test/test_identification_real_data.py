@@ -45,20 +45,24 @@ import pytest
 DECLARATION = '<?xml version="1.0" encoding="utf-8"?>\n'
 
 
-def planar_arm():
-    """Return a two-link arm (two parallel z axes, gravity in the plane)."""
-    urdf = """<robot name="planar">
+def planar_urdf(axis='0 0 1', elbow='0.4 0 0'):
+    """Return the URDF of a two-link arm: both joints about ``axis``, the second at ``elbow``."""
+    return f"""<robot name="planar">
   <link name="base"/>
   <link name="l1"><inertial><origin xyz="0.2 0 0"/><mass value="2.0"/>
     <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial></link>
   <link name="l2"><inertial><origin xyz="0.15 0.01 0"/><mass value="1.0"/>
     <inertia ixx="0.005" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.012"/></inertial></link>
   <joint name="j1" type="continuous"><parent link="base"/><child link="l1"/>
-    <axis xyz="0 0 1"/></joint>
+    <axis xyz="{axis}"/></joint>
   <joint name="j2" type="continuous"><parent link="l1"/><child link="l2"/>
-    <origin xyz="0.4 0 0"/><axis xyz="0 0 1"/></joint>
+    <origin xyz="{elbow}"/><axis xyz="{axis}"/></joint>
 </robot>"""
-    return dr.load_urdf(urdf, gravity=(0.0, -9.81, 0.0))
+
+
+def planar_arm():
+    """Return a two-link arm (two parallel z axes, gravity in the plane)."""
+    return dr.load_urdf(planar_urdf(), gravity=(0.0, -9.81, 0.0))
 
 
 def test_unsensed_joint_through_least_squares_and_base_parameters():
@@ -366,17 +370,7 @@ def test_moving_split_leaves_the_rest_out():
 
 def two_link_run(tmp_path, extra, drop=None):
     """Run the CLI on exact data of a two-link arm; return (status, report dir)."""
-    text = """<robot name="planar">
-  <link name="base"/>
-  <link name="l1"><inertial><origin xyz="0.2 0 0"/><mass value="2.0"/>
-    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial></link>
-  <link name="l2"><inertial><origin xyz="0.15 0.01 0"/><mass value="1.0"/>
-    <inertia ixx="0.005" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.012"/></inertial></link>
-  <joint name="j1" type="continuous"><parent link="base"/><child link="l1"/>
-    <axis xyz="1 0 0"/></joint>
-  <joint name="j2" type="continuous"><parent link="l1"/><child link="l2"/>
-    <origin xyz="0 0 0.4"/><axis xyz="1 0 0"/></joint>
-</robot>"""
+    text = planar_urdf('1 0 0', '0 0 0.4')     # gravity (-z) in the arm's plane
     urdf = tmp_path / 'arm.urdf'
     urdf.write_text(text)
     model = dr.load_urdf(text)

@@ -59,8 +59,9 @@ from denoc_ros.identification.urdf_output import identified_urdf
 from denoc_ros.tools import identify as cli
 import numpy as np
 import pytest
+from test_identification_recovery import mujoco_efforts
 
-mujoco = require_oracle('mujoco')
+require_oracle('mujoco')       # the oracle of mujoco_efforts
 
 RATE = 500.0
 SMOOTHING = 1e-3            # the friction law's tanh velocity scale (denoc_ros.friction)
@@ -153,22 +154,6 @@ def motion(rng, n, moving, rest, phase):
     return t, q, qd, qdd
 
 
-def true_efforts(true_text, names, q, qd, qdd):
-    """Return MuJoCo's inverse dynamics of the true arm plus its friction (the law's formula)."""
-    from denoc_ros.mujoco_arm import MujocoArm
-    true = dr.load_urdf(true_text)
-    arm = MujocoArm(true_text, gravity=true.gravity)
-    order = [arm.joint_names.index(j) for j in names]
-    qpos, dof = arm._qpos[order], arm._dof[order]
-    m, d = arm.model, arm.data
-    tau = np.empty_like(q)
-    for k in range(q.shape[0]):
-        d.qpos[qpos], d.qvel[dof], d.qacc[dof] = q[k], qd[k], qdd[k]
-        mujoco.mj_inverse(m, d)
-        tau[k] = d.qfrc_inverse[dof]
-    return tau + true.damping * qd + true.friction * np.tanh(qd / SMOOTHING)
-
-
 def predicted(model, q, qd, qdd):
     """Return a model's torques with its joint friction (the identification's law)."""
     return (dr.inverse_dynamics(model, q, qd, qdd) + model.damping * qd
@@ -208,8 +193,9 @@ def case(tmp_path_factory):
     urdf.write_text(user, encoding='utf-8')
     model = dr.load_urdf(user, tip_link=TIP)
     names = model.joint_names
+    true = dr.load_urdf(true_text)
     t, q, qd, qdd = motion(rng, model.dof, 16.0, 3.0, 0.0)
-    tau = true_efforts(true_text, names, q, qd, qdd)
+    tau = mujoco_efforts(true_text, true, q, qd, qdd)
     scale = np.array(GEAR) * np.array(KT)
     effort = np.zeros_like(tau)
     effort[:, :SENSED] = (tau[:, :SENSED] + rng.normal(scale=NOISE, size=(t.size, SENSED))) \
@@ -229,7 +215,7 @@ def case(tmp_path_factory):
                                           str(report_dir)])
     # Held out: another motion of the true arm, efforts with the same noise (in N m).
     t2, q2, qd2, qdd2 = motion(rng, model.dof, 8.0, 0.0, 3.7)
-    tau2 = true_efforts(true_text, names, q2, qd2, qdd2)
+    tau2 = mujoco_efforts(true_text, true, q2, qd2, qdd2)
     held_out = (q2, qd2, qdd2, tau2 + rng.normal(scale=NOISE, size=tau2.shape))
     # The oracle: the same fit on the exact torques of every joint, no noise, no filter.
     exact = Samples(t, q, qd, qdd, tau, names, 1, np.tanh(qd / SMOOTHING))

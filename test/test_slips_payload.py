@@ -37,19 +37,11 @@ from denoc_ros.resources import bundled_urdf
 from hypothesis import given, HealthCheck, settings, strategies as st
 import numpy as np
 import pytest
+from test_payload_estimation import COM, INERTIA, MASS, motion_states as random_motion, \
+    params as ten_parameters
 
 UR5E = Path(__file__).resolve().parents[1] / 'urdf' / 'ur5e.urdf'
-MASS = 1.7
-COM = np.array([0.03, -0.02, 0.06])
-INERTIA = np.array([[0.012, 0.001, -0.002], [0.001, 0.009, 0.0015], [-0.002, 0.0015, 0.007]])
 UNIT = np.array([1.0] + [0.1] * 3 + [0.01] * 6)   # the estimator's default scaling (length 0.1)
-
-
-def ten_parameters(mass, com, inertia):
-    """Return [m, m c, I about the link origin (ixx ixy iyy ixz iyz izz)] of a body."""
-    I_o = inertia + mass * (com @ com * np.eye(3) - np.outer(com, com))
-    return np.array([mass, *(mass * com), I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2],
-                     I_o[1, 2], I_o[2, 2]])
 
 
 def payload_columns(model, link, q, qd, qdd, seed=0):
@@ -75,12 +67,6 @@ def payload_columns(model, link, q, qd, qdd, seed=0):
     P, T = np.array(P), np.stack(T, axis=-1)       # T[..., k] = Y @ P[k]
     assert np.linalg.cond(P / UNIT) < 1e3
     return T @ np.linalg.inv(P.T)
-
-
-def random_motion(n, count, seed):
-    rng = np.random.default_rng(seed)
-    return (rng.uniform(-np.pi, np.pi, (count, n)), rng.uniform(-1.5, 1.5, (count, n)),
-            rng.uniform(-3.0, 3.0, (count, n)))
 
 
 @pytest.fixture(scope='module')

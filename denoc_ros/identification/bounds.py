@@ -43,7 +43,7 @@ import numpy as np
 from .estimation import bound_row
 from .parameters import parameters_of
 from ..errors import InputError, URDFError
-from ..spatial import rotate_inertia
+from ..spatial import rotate_inertia, rpy_to_matrix
 from ..urdf import _link_inertial, _parse
 from ..urdf_xml import xml_body
 
@@ -57,22 +57,17 @@ def _fixed_path(tree_parent, link, body_link):
     """Return True if ``link`` hangs from ``body_link`` through fixed joints only."""
     while link != body_link:
         joint = tree_parent.get(link)
-        if joint is None or joint.get('type') != 'fixed':
+        if joint is None or joint.type != 'fixed':
             return False
-        link = joint.find('parent').get('link')
+        link = joint.parent
     return True
 
 
-def _tree(text):
+def _links(text):
+    """Return ``{name: <link> element}`` of the URDF text."""
     root = etree.fromstring(xml_body(text), etree.XMLParser(resolve_entities=False,
                                                             no_network=True))
-    links = {link.get('name'): link for link in root.findall('link')}
-    parent_joint = {}
-    for joint in root.findall('joint'):
-        child = joint.find('child')
-        if child is not None:
-            parent_joint[child.get('link')] = joint
-    return links, parent_joint
+    return {link.get('name'): link for link in root.findall('link')}
 
 
 def _numbers(element, name, default):
@@ -88,15 +83,6 @@ def _numbers(element, name, default):
     return values
 
 
-def _rpy(rpy):
-    """Return the rotation matrix of URDF roll, pitch, yaw (fixed axes x, y, z)."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
-
-
 def locked_parameters(text, model):
     """
     Return ``(nbodies, 10)``: per body, the summed nominal parameters of the links locked onto it.
@@ -107,7 +93,7 @@ def locked_parameters(text, model):
     """
     robot = _parse(text)
     urdf_links = {link.name: link for link in robot.links}
-    _, parent_joint = _tree(text)
+    parent_joint = {joint.child: joint for joint in robot.joints}
     out = np.zeros((model.nbodies, 10))
     for frame in model.frames:
         i = frame.body
@@ -203,7 +189,7 @@ def _link_points(link, folder):
             if points is None:
                 return None      # a piece we cannot bound: the link's geometry is unknown
             origin = element.find('origin')
-            R = _rpy(_numbers(origin, 'rpy', (0.0, 0.0, 0.0)))
+            R = rpy_to_matrix(_numbers(origin, 'rpy', (0.0, 0.0, 0.0)))
             p = _numbers(origin, 'xyz', (0.0, 0.0, 0.0))
             pieces.append(points @ R.T + p)
         if pieces:
@@ -243,7 +229,7 @@ def body_bounds(text, model, radius=DEFAULT_RADIUS, folder=None) -> Tuple[BodyBo
     radius = float(radius)
     if not radius > 0.0:
         raise InputError(f'body bound radius must be positive, got {radius} m')
-    links, _ = _tree(text)
+    links = _links(text)
     members = {i: [] for i in range(model.nbodies)}
     for frame in model.frames:
         if frame.body >= 0:

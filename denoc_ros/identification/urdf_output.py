@@ -35,7 +35,7 @@ payload's ``<inertial>``, welded to the link by a fixed joint at its origin.
 from lxml import etree
 import numpy as np
 
-from .bounds import locked_parameters
+from .bounds import _fixed_path, locked_parameters
 from .parameters import body_inertials
 from ..errors import InputError
 from ..spatial import check_inertial
@@ -47,16 +47,6 @@ __all__ = ['identified_urdf', 'payload_urdf']
 
 def _number(x):
     return repr(float(x))
-
-
-def _fixed_path(tree_parent, link, body_link):
-    """Return True if ``link`` hangs from ``body_link`` through fixed joints only."""
-    while link != body_link:
-        joint = tree_parent.get(link)
-        if joint is None or joint.type != 'fixed':
-            return False
-        link = joint.parent
-    return True
 
 
 def _root(text):
