@@ -522,7 +522,11 @@ class ComputedTorqueController(Node):
         if self._effort is None:
             return np.zeros(self.model.dof)
         times, table = self._effort
-        return np.array([np.interp(elapsed, times, table[:, j]) for j in range(table.shape[1])])
+        k = int(np.searchsorted(times, elapsed, side='right'))  # one search for every joint
+        if k == 0 or k == times.size:
+            return table[min(k, times.size - 1)].copy()
+        w = (elapsed - times[k - 1]) / (times[k] - times[k - 1])
+        return table[k - 1] + w * (table[k] - table[k - 1])
 
     def desired(self, t, q):
         """Return the desired positions, velocities and accelerations at time ``t``."""

@@ -52,7 +52,6 @@ import sys
 import threading
 import time
 
-from builtin_interfaces.msg import Duration
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
@@ -66,7 +65,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from . import settings as parameters
 from ._main import spin_node
 from .settings import Spec
-from .trajectory_services import trajectory_tables
+from .trajectory_services import _duration as duration_message, trajectory_tables
 from ..description import read_description
 from ..errors import DenocError, InputError
 from ..joints import PRISMATIC
@@ -112,12 +111,6 @@ PARAMETERS = parameters.table(
 SUCCESSFUL, INVALID_GOAL, INVALID_JOINTS, PATH_TOLERANCE_VIOLATED = 0, -1, -2, -4
 CODES = {'INVALID_GOAL': INVALID_GOAL, 'INVALID_JOINTS': INVALID_JOINTS}
 WATCH_PERIOD = 0.1  # [s] how often a running goal looks at the controller's server
-
-
-def duration_message(t):
-    """Return a builtin_interfaces/Duration of ``t`` seconds, rounded to the nanosecond."""
-    sec, nanosec = divmod(int(round(float(t) * 1e9)), 1_000_000_000)
-    return Duration(sec=sec, nanosec=nanosec)
 
 
 def action_type():

@@ -85,15 +85,9 @@ def trajectory_arrays(model, trajectory, timed=True):
     """
     index = joint_order(model.joint_names, list(trajectory.joint_names), 'the trajectory',
                         others=False)
-    points = trajectory.points
-    if len(points) == 0:
-        raise InputError('the trajectory has no points')
-    n = len(index)
-    tables = [_table(points, f, n, f == 'positions')
-              for f in ('positions', 'velocities', 'accelerations')]
+    t, *tables = trajectory_tables(trajectory)
     q, qd, qdd = (None if x is None else x[:, index] for x in tables)
-    t = np.array([_seconds(p.time_from_start) for p in points]) if timed else None
-    return t, q, qd, qdd, index
+    return (t if timed else None), q, qd, qdd, index
 
 
 def _positive_or_default(name, value, default):
