@@ -499,6 +499,8 @@ class ComputedTorqueController(Node):
             feedback.error = JointTrajectoryPoint(positions=(q_d - q).tolist(),
                                                   velocities=(qd_d - qd).tolist())
             handle.publish_feedback(feedback)
+        if self._start is None:  # a goal accepted since this joint state's sample: it starts
+            return               # at the next one
         elapsed = t - self._start
         end = self._sampler.duration
         if elapsed < end:
