@@ -154,3 +154,30 @@ def test_contact_state_round_trip(rclpy_context):
         executor.shutdown()
         sender.destroy_node()
         receiver.destroy_node()
+
+
+def test_contact_location_message():
+    """The ContactLocation message has the located contact's fields, types and fixed sizes."""
+    msg_module = require_module('denoc_ros_interfaces.msg')
+    location = msg_module.ContactLocation
+    assert location.get_fields_and_field_types() == {
+        'header': 'std_msgs/Header',
+        'in_contact': 'boolean',
+        'status': 'string',
+        'link': 'string',
+        'point': 'geometry_msgs/Point',
+        'normal': 'geometry_msgs/Vector3',
+        'point_base': 'geometry_msgs/Point',
+        'force': 'geometry_msgs/Vector3',
+        'covariance': 'double[9]',
+        'residual': 'double',
+        'candidates': 'sequence<geometry_msgs/Point>',
+        'candidate_links': 'sequence<string>',
+        'message': 'string',
+    }
+    from geometry_msgs.msg import Point
+    msg = location(in_contact=True, status='ambiguous', link='panda_link2',
+                   candidates=[Point(x=0.1), Point(y=0.2)], candidate_links=['a', 'b'])
+    assert len(msg.covariance) == 9 and not np.any(msg.covariance)
+    msg.covariance = np.eye(3).ravel()
+    assert msg.covariance[4] == 1.0 and msg.candidates[1].y == 0.2
