@@ -13,3 +13,9 @@
 # limitations under the License.
 
 """Contact isolation: the touched link and point, from joint torques and collision geometry."""
+
+from .locate import (AMBIGUOUS, ContactLocation, locate_contact, LOCATED, NO_CONTACT,
+                     UNEXPLAINED)
+
+__all__ = ['AMBIGUOUS', 'ContactLocation', 'locate_contact', 'LOCATED', 'NO_CONTACT',
+           'UNEXPLAINED']
