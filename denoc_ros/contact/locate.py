@@ -67,6 +67,8 @@ NO_CONTACT = 'no_contact'
 
 #: Cone edges sampled on the boundary when the unconstrained force leaves the cone.
 _CONE_ANGLES = 16
+#: Golden-section steps on the cone's boundary for the fine points (the coarse take a parabola).
+POLISH = 12
 _ANGLES = (np.cos(2.0 * np.pi * np.arange(_CONE_ANGLES) / _CONE_ANGLES),
            np.sin(2.0 * np.pi * np.arange(_CONE_ANGLES) / _CONE_ANGLES))
 #: Band in noise standard deviations: r^2 <= r_min^2 + (BAND sigma)^2 is a candidate.
@@ -189,13 +191,14 @@ def _ray_cost(H, g, n, e1, e2, c, s):
 
 
 @jit
-def _cone_boundary(H, g, n, mu, cosines, sines, F):
+def _cone_boundary(H, g, n, mu, cosines, sines, polish, F):
     """
     Write the best force on the friction cone's boundary into F; return its cost - t.t.
 
     The unconstrained minimiser left the cone, so the constrained one lies on its boundary (or
     at 0): along a ray ``s u`` the best ``s`` is ``g.u / u.H.u``; the rays are scanned at
-    ``len(cosines)`` angles and the best refined by a parabola through its neighbours.
+    ``len(cosines)`` angles and the best refined: ``polish`` steps of a golden-section search
+    between its neighbours, or (0) a parabola through them.
     """
     e1 = np.empty(3)
     e2 = np.empty(3)
@@ -228,12 +231,31 @@ def _cone_boundary(H, g, n, mu, cosines, sines, F):
         return 0.0
     if k_best == 0:
         vm = _ray_cost(H, g, n, e1, e2, mu * cosines[m - 1], mu * sines[m - 1])[0]
-    den = vm - 2.0 * best + vp
-    shift = 0.5 * (vm - vp) / den if den > 0.0 else 0.0
-    shift = min(0.5, max(-0.5, shift))
-    angle = 2.0 * math.pi * (k_best + shift) / m
+    h = 2.0 * math.pi / m
+    if polish > 0:
+        # Golden-section search between the best ray's neighbours.
+        lo, hi = (k_best - 1) * h, (k_best + 1) * h
+        ratio = 0.5 * (math.sqrt(5.0) - 1.0)
+        x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        f1 = _ray_cost(H, g, n, e1, e2, mu * math.cos(x1), mu * math.sin(x1))[0]
+        f2 = _ray_cost(H, g, n, e1, e2, mu * math.cos(x2), mu * math.sin(x2))[0]
+        for _ in range(polish):
+            if f1 < f2:
+                hi, x2, f2 = x2, x1, f1
+                x1 = hi - ratio * (hi - lo)
+                f1 = _ray_cost(H, g, n, e1, e2, mu * math.cos(x1), mu * math.sin(x1))[0]
+            else:
+                lo, x1, f1 = x1, x2, f2
+                x2 = lo + ratio * (hi - lo)
+                f2 = _ray_cost(H, g, n, e1, e2, mu * math.cos(x2), mu * math.sin(x2))[0]
+        angle = x1 if f1 < f2 else x2
+    else:
+        # A parabola through the best ray and its neighbours.
+        den = vm - 2.0 * best + vp
+        shift = 0.5 * (vm - vp) / den if den > 0.0 else 0.0
+        angle = (k_best + min(0.5, max(-0.5, shift))) * h
     v, sc, u0, u1, u2 = _ray_cost(H, g, n, e1, e2, mu * math.cos(angle), mu * math.sin(angle))
-    if v > best:  # the parabola misled: keep the sampled ray
+    if v > best:  # no better than the sampled ray: keep that
         v, sc, u0, u1, u2 = _ray_cost(H, g, n, e1, e2, mu * cosines[k_best], mu * sines[k_best])
     F[0], F[1], F[2] = sc * u0, sc * u1, sc * u2
     return v
@@ -241,7 +263,7 @@ def _cone_boundary(H, g, n, mu, cosines, sines, F):
 
 @jit
 def score_points(points, normals, owner, index, Rs, os, Js, tau, mu, lam, cosines, sines,
-                 keep, band2, r2, force):
+                 polish, keep, band2, r2, force):
     """
     Score the surface points ``index`` (link frames; ``owner``: their link's row of Rs, os, Js).
 
@@ -282,7 +304,7 @@ def score_points(points, normals, owner, index, Rs, os, Js, tau, mu, lam, cosine
             i = index[k]
             L = owner[i]
             _point_system(points[i], normals[i], Rs[L], os[L], Js[L], tau, lam, Jr, H, g, nb)
-            v = tt + _cone_boundary(H, g, nb, mu, cosines, sines, F)
+            v = tt + _cone_boundary(H, g, nb, mu, cosines, sines, polish, F)
             force[k, 0], force[k, 1], force[k, 2] = F[0], F[1], F[2]
         r2[k] = v
         if v < best_k[keep - 1]:
@@ -445,13 +467,13 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     c_idx = np.flatnonzero(movable[surf.coarse_owner]).astype(np.int64)
     c_r2, c_force = np.empty(c_idx.shape[0]), np.empty((c_idx.shape[0], 3))
     score_points(surf.coarse_points, surf.coarse_normals, surf.coarse_owner, c_idx, Rs, os, Js,
-                 tau_w, mu, lam, cos_, sin_, MAX_REFINED_CLUSTERS, reach2, c_r2, c_force)
+                 tau_w, mu, lam, cos_, sin_, 0, MAX_REFINED_CLUSTERS, reach2, c_r2, c_force)
     order = np.argsort(c_r2, kind='stable')
     refined = c_idx[order[:MAX_REFINED_CLUSTERS]]
     f_idx = _ranges(surf.start, refined)
     f_r2, f_force = np.empty(f_idx.shape[0]), np.empty((f_idx.shape[0], 3))
     score_points(surf.points, surf.normals, surf.owner, f_idx, Rs, os, Js, tau_w, mu, lam,
-                 cos_, sin_, 1, reach2, f_r2, f_force)
+                 cos_, sin_, POLISH, 1, reach2, f_r2, f_force)
     best = min(float(f_r2.min()), float(c_r2.min()))
     rest = order[MAX_REFINED_CLUSTERS:]
     rest = rest[c_r2[rest] <= best + reach2]
@@ -478,18 +500,22 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
                        geometry.spacing, mu, lam)
     fit2 = min(refined0[0], r_min2)
     limit2 = n + UNEXPLAINED_SIGMAS * math.sqrt(2.0 * n)
-    blind = None
-    if fit2 > n:  # a surface point fits worse than noise alone: is a bare body the answer?
-        blind = _better_blind_body(model, set(bodies[movable].tolist()), qv, tau_w, scale,
-                                   fit2 - 2.0 * band2)
-    if blind is not None or fit2 > limit2:
+    # A moving body without a surface (no collision geometry, or none readable) that could have
+    # been touched: the best wrench on it, scored as the surface points are, bounds what a
+    # contact there explains.
+    bare, bare_score = _bare_body(model, set(bodies[movable].tolist()), qv, tau_w, scale)
+    fit_score = fit2 + penalty[L0]
+    if fit2 > limit2 or (bare is not None and bare_score < fit_score - 2.0 * band2):
         residual = _residual(tau, Rs[L0], Js[L0] / scale, refined0[1], refined0[2])
-        why = (f'link {blind!r} has no collision geometry and explains the torques better than '
-               f'any surface point' if blind is not None else
-               f'no single contact on a link with geometry explains the torques (best on '
-               f'{surf.names[L0]}, residual {residual:.3g} N m = '
-               f'{100 * residual / tau_norm:.0f} % of |tau_ext|, chi-square {fit2:.1f} for '
-               f'{n} joints): two contacts, or a link without geometry')
+        if bare is not None and bare_score < fit_score:
+            why = (f'link {bare!r}, which has no collision geometry, explains the torques better '
+                   f'than any surface point (best on {surf.names[L0]}, residual '
+                   f'{residual:.3g} N m)')
+        else:
+            why = (f'no single contact on a link with geometry explains the torques (best on '
+                   f'{surf.names[L0]}, residual {residual:.3g} N m = '
+                   f'{100 * residual / tau_norm:.0f} % of |tau_ext|, chi-square {fit2:.1f} for '
+                   f'{n} joints): two contacts, or a link without geometry')
         return ContactLocation(UNEXPLAINED, residual=residual,
                                relative_residual=residual / tau_norm, message=why)
 
@@ -498,6 +524,8 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     # over an area beats one where only a thin curve does); the point is that link's best.
     s2 = r2 + penalty[owner]
     s_min2 = float(s2.min())
+    # A bare body as good as the surface's best: the surface's answer is one possibility.
+    bare_possible = bare is not None and bare_score <= s_min2 + band2
     within = np.flatnonzero(s2 <= s_min2 + band2)
     w = np.exp(-0.5 * (s2[within] - s_min2)) * area[within]
     w /= w.sum()
@@ -511,7 +539,8 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     dev = cand - mean
     cov = (dev.T * w) @ dev + np.eye(3) * (geometry.spacing ** 2 / 12.0)
     spread = math.sqrt(max(float(np.linalg.eigvalsh(cov)[-1]), 0.0))
-    located = bool(np.all(bodies[owner[within]] == bodies[link])) and spread <= resolution
+    located = (bool(np.all(bodies[owner[within]] == bodies[link])) and spread <= resolution
+               and not bare_possible)
     # One candidate per cluster (its best point), the best clusters first.
     sub = np.lexsort((s2[within], cluster[within], owner[within]))
     key = owner[within][sub] * (len(surf.start) + 1) + cluster[within][sub]
@@ -532,6 +561,8 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
         share = ', '.join(f'{surf.names[i]} {100 * mass[i]:.0f} %' for i in top if mass[i] > 0)
         message = (f'ambiguous: {keep.shape[0]} candidate areas explain the torques (spread '
                    f'{100 * spread:.1f} cm; {share}); best on {name}')
+        if bare_possible:
+            message += f'; or link {bare!r}, which has no collision geometry'
     return ContactLocation(
         LOCATED if located else AMBIGUOUS, link=name, point=point,
         point_base=R @ point + o, normal=n_link[k].copy(), normal_base=R @ n_link[k],
@@ -600,19 +631,25 @@ def _residual(tau, R, J, x, F):
     return float(np.linalg.norm(tau - Jr.T @ F))
 
 
-def _better_blind_body(model, seen, q, tau_w, scale, limit):
-    """Return the link of a body without a surface that fits the torques below ``limit``."""
-    if limit <= 0.0:
-        return None
+def _bare_body(model, seen, q, tau_w, scale):
+    """
+    Return the best-fitting moving body without a surface (its link) and its score, or None.
+
+    The score is the whitened residual of the best wrench on the body (a lower bound for any
+    contact on it) plus the same Akaike term as the surface points' (twice min(5, its joints)).
+    """
+    best, best_score = None, math.inf
     for body, name in enumerate(model.link_names):
         if body in seen:
             continue
         J = jacobian(model, q, name) * scale
         w, *_ = np.linalg.lstsq(J.T, tau_w, rcond=1e-10)
         r = tau_w - J.T @ w
-        if float(r @ r) < limit:
-            return name
-    return None
+        joints = int(np.count_nonzero(np.abs(J).sum(axis=0) > 0.0))
+        score = float(r @ r) + 2.0 * min(joints, 5)
+        if score < best_score:
+            best, best_score = name, score
+    return best, best_score
 
 
 def _fmt(v):
