@@ -14,8 +14,10 @@
 
 """Contact isolation: the touched link and point, from joint torques and collision geometry."""
 
+from .geometry import CollisionGeometry, LinkSurface, load_collision_geometry, Shape
 from .locate import (AMBIGUOUS, ContactLocation, locate_contact, LOCATED, NO_CONTACT,
                      UNEXPLAINED)
 
-__all__ = ['AMBIGUOUS', 'ContactLocation', 'locate_contact', 'LOCATED', 'NO_CONTACT',
+__all__ = ['AMBIGUOUS', 'CollisionGeometry', 'ContactLocation', 'LinkSurface',
+           'load_collision_geometry', 'locate_contact', 'LOCATED', 'NO_CONTACT', 'Shape',
            'UNEXPLAINED']
