@@ -27,17 +27,27 @@ One joint state is one compiled pass (:func:`denoc_ros.compute_all_terms`) at th
 state: g, C qd (or C qd_d), M qdd_d, the observer's M qd and C^T qd, the contact frame's
 Jacobian and pose, the wrench, FD and the prediction. With a reference in ``desired`` mode the
 feed-forward is taken at the desired state, a second pass; the observer stays at the measured one.
+
+With ``contact_localization`` on and collision geometry given
+(:func:`denoc_ros.load_collision_geometry` of the same robot), a joint state in contact also
+makes one :func:`denoc_ros.locate_contact` call with the observer's estimate and the contact
+thresholds (the release thresholds for joints already in contact, so that the locator and the
+flags agree), and each joint's noise: ``contact_noise`` where given, else what the observer
+shows while nothing touches the arm (:class:`RestNoise`): the touched link, point and force in
+:attr:`Outputs.contact_location`. Off, it costs the joint-state path one attribute test.
 """
 
 import copy
 from dataclasses import dataclass, field
+import inspect
 import math
 import time
 from typing import List, Optional
 
 import numpy as np
 
-from .dynamics import compute_all_terms, Workspace
+from .contact.locate import locate_contact
+from .dynamics import compute_all_terms, frame_pose, Workspace
 from .dynamics.all_terms import problems as pass_problems
 from .dynamics.momentum_observer import REPEATED, STEP
 from .errors import DenocError, InputError
@@ -47,7 +57,10 @@ from .identification.payload_window import PayloadWindow
 from .observer import ContactMonitor
 from .payload import attach_payload, attached_payloads, base_model, detach_payload
 
-__all__ = ['DynamicsProcessor', 'Outputs', 'ProcessorSettings', 'Statistics']
+__all__ = ['DynamicsProcessor', 'Outputs', 'ProcessorSettings', 'RestNoise', 'Statistics']
+
+DEFAULT_NOISE = inspect.signature(locate_contact).parameters['noise'].default
+"""The locator's own noise [N m], used until the noise at rest is measured."""
 
 
 @dataclass
@@ -65,6 +78,57 @@ class ProcessorSettings:
     contact_frame: Optional[str] = None  # None or '': the tip
     observer_max_gap: float = 0.1
     payload_window: float = 30.0
+    contact_localization: bool = False
+    contact_friction_coefficient: float = 0.6
+    contact_noise: object = 0.0          # N m, one or per joint; 0: measured at rest
+    contact_relative_noise: float = 0.05  # fraction of |tau_ext| (model error)
+
+
+class RestNoise:
+    """
+    Each joint's noise of the external torque estimate while nothing touches the arm.
+
+    The root mean square of the observer's estimate over the joint states out of contact: a
+    running mean over the first :attr:`SAMPLES`, then an exponentially weighted one over about
+    that many (1 s at 1 kHz). It holds sensor noise, model error and effort bias alike, which is
+    what the locator must tell a contact from. An estimate counts only once :attr:`DELAY` more
+    joint states passed without contact (:meth:`discard` drops the pending ones when a contact
+    is flagged): the rise of a push before it crosses the threshold is no noise. :meth:`sigma`
+    is None until :attr:`MINIMUM` estimates counted.
+    """
+
+    SAMPLES = 1000
+    MINIMUM = 200
+    DELAY = 50
+    FLOOR = 0.01   # [N m]: no joint is trusted beyond this
+
+    def __init__(self, n):
+        self.mean_square = np.zeros(n)
+        self.count = 0
+        self._pending = np.zeros((self.DELAY, n))
+        self._next = self._held = 0
+
+    def update(self, r):
+        """Take one estimate ``r`` (n,) of a joint state out of contact."""
+        pending, k = self._pending, self._next
+        if self._held == self.DELAY:   # the oldest pending estimate counts now
+            self.count += 1
+            self.mean_square += (pending[k] ** 2 - self.mean_square) / min(self.count,
+                                                                          self.SAMPLES)
+        else:
+            self._held += 1
+        pending[k] = r
+        self._next = (k + 1) % self.DELAY
+
+    def discard(self):
+        """Drop the estimates not counted yet (a contact began)."""
+        self._held = 0
+
+    def sigma(self):
+        """Return the per-joint noise [N m] (at least FLOOR), None before MINIMUM estimates."""
+        if self.count < self.MINIMUM:
+            return None
+        return np.maximum(np.sqrt(self.mean_square), self.FLOOR)
 
 
 class Statistics:
@@ -76,6 +140,8 @@ class Statistics:
         self.last_stamp = None
         self.compute_sum = self.compute_max = 0.0
         self.computed = 0
+        self.locate_sum = self.locate_max = 0.0   # contact localization, per period
+        self.located = 0
         self.last_error = ''
 
     def bad_input(self, reason):
@@ -100,11 +166,19 @@ class Statistics:
         self.compute_sum += seconds
         self.compute_max = max(self.compute_max, seconds)
 
+    def locate_time(self, seconds):
+        """Record the time one contact localization took (part of its message's time)."""
+        self.located += 1
+        self.locate_sum += seconds
+        self.locate_max = max(self.locate_max, seconds)
+
     def end_period(self):
         """Reset the per-period counters."""
         self.period_received = self.period_invalid = self.period_backwards = 0
         self.compute_sum = self.compute_max = 0.0
         self.computed = 0
+        self.locate_sum = self.locate_max = 0.0
+        self.located = 0
 
 
 @dataclass
@@ -117,8 +191,12 @@ class Outputs:
     ``prediction``: (q, qd, qdd) after the horizon (None unless asked, or without efforts);
     ``external_torques``, ``joint_in_contact``, ``max_ratio``: the observer's (None when it is
     off or the joint state has no efforts); ``wrench``: [force; torque] at the contact frame in
-    its axes (None unless asked). ``problems``: what could not be computed, one line each
-    (the rest is valid); ``restarted``: the observer (re)started at this joint state.
+    its axes (None unless asked). ``contact_location``: a
+    :class:`denoc_ros.ContactLocation` while in contact with ``contact_localization`` on (None
+    otherwise), ``contact_rotation`` its link's axes in the base frame (None without a link);
+    ``contact_ended``: the first joint state out of contact after a located one.
+    ``problems``: what could not be computed, one line each (the rest is valid);
+    ``restarted``: the observer (re)started at this joint state.
     """
 
     stamp: float
@@ -133,6 +211,9 @@ class Outputs:
     joint_in_contact: Optional[np.ndarray] = None
     max_ratio: float = 0.0
     wrench: Optional[np.ndarray] = None
+    contact_location: Optional[object] = None
+    contact_rotation: Optional[np.ndarray] = None
+    contact_ended: bool = False
     restarted: bool = False
     problems: List[str] = field(default_factory=list)
 
@@ -147,15 +228,23 @@ class DynamicsProcessor:
     The dynamics node's state and per-joint-state computation, without ROS (module docstring).
 
     ``model``: the loaded model (without payloads); ``settings``: a :class:`ProcessorSettings`
-    (or its fields as keywords). Not thread-safe: one thread feeds it; :meth:`snapshot` hands
-    a consistent copy of what a long task needs to another thread.
+    (or its fields as keywords); ``geometry``: the robot's
+    :class:`denoc_ros.CollisionGeometry`, for ``contact_localization`` (None: none). Not
+    thread-safe: one thread feeds it; :meth:`snapshot` hands a consistent copy of what a long
+    task needs to another thread.
     """
 
-    def __init__(self, model, settings=None, **values):
+    def __init__(self, model, settings=None, geometry=None, **values):
         self.settings = settings if settings is not None else ProcessorSettings(**values)
         self.stats = Statistics()
         self.model = None
+        self.geometry = geometry
         self.observer_note = 'no joint state yet'
+        self.localization_note = 'off'
+        self.last_location = None  # the last ContactLocation computed
+        self._localizing = False   # contact_localization on and possible
+        self._located = False      # the last location said in contact (its end is reported)
+        self.rest_noise = RestNoise(model.nv)
         self.latest = None       # (q, qd, effort or None) of the last joint state answered
         self._reference = None   # ((q_d, qd_d, qdd_d), monotonic receive time)
         self.install_model(model)
@@ -180,6 +269,8 @@ class DynamicsProcessor:
                     'observer_gain', 'contact_threshold', 'contact_hysteresis',
                     'contact_frame', 'observer_max_gap'))):
             self._configure('observer parameters changed')
+        else:
+            self._localization_setup()
 
     def _configure(self, reason='new robot model'):
         """(Re)build the workspaces, friction and observer for the model in use."""
@@ -204,6 +295,50 @@ class DynamicsProcessor:
         else:
             self.observer = self.detector = None
             self.observer_note = 'off (observer_gain 0)'
+        self._localization_setup()
+
+    @property
+    def localizing(self):
+        """Return True if contacts are located (on, with geometry, fixed base, observer on)."""
+        return self._localizing
+
+    def set_geometry(self, geometry):
+        """Use ``geometry`` (a :class:`denoc_ros.CollisionGeometry` or None) for localization."""
+        self.geometry = geometry
+        self._localization_setup()
+
+    def _localization_setup(self):
+        """Decide whether contact localization runs, and say why not in ``localization_note``."""
+        s, model, geometry = self.settings, self.model, self.geometry
+        self._localizing = False
+        if self.rest_noise.mean_square.shape != (model.nv,):
+            self.rest_noise = RestNoise(model.nv)
+        if not s.contact_localization:
+            self.localization_note = 'off'
+        elif model.floating:
+            self.localization_note = ('unsupported: the model has a floating base (contact '
+                                      'localization serves fixed-base arms)')
+        elif self.observer is None:
+            self.localization_note = 'off: it needs the observer (observer_gain is 0)'
+        elif geometry is None:
+            self.localization_note = 'off: no collision geometry given'
+        else:
+            # the moving bodies with a surface (on any URDF link merged into them)
+            frames = model.frame_index
+            covered = {frames[f].body for f in geometry.surfaces if f in frames}
+            covered.discard(-1)
+            if not covered:
+                unreadable = (f' ({len(geometry.unreadable)} link(s) with unreadable meshes)'
+                              if geometry.unreadable else '')
+                self.localization_note = ('off: no moving link of the model has <collision> '
+                                          'geometry' + unreadable)
+            else:
+                self._localizing = True
+                without = [name for b, name in enumerate(model.link_names) if b not in covered]
+                self.localization_note = (
+                    f'on: {len(covered)} of {model.nbodies} moving links with collision geometry'
+                    + (f'; without: {", ".join(without)} (a contact there is unexplained)'
+                       if without else ''))
 
     def reset_observer(self, reason='reset'):
         """Re-zero the observer and forget the contacts (False if the observer is off)."""
@@ -251,11 +386,12 @@ class DynamicsProcessor:
 
     # -- one joint state -------------------------------------------------------------------------
     def process(self, t, q, qd, effort=None, stamp_ns=None, now=None, prediction=False,
-                wrench=False, accelerations=False):
+                wrench=False, accelerations=False, locate=True):
         """
         Answer one joint state: ``q``, ``qd``, ``effort`` (None: none) in model order, ``t`` s.
 
-        ``prediction``, ``wrench``, ``accelerations``: compute those too (someone listens).
+        ``prediction``, ``wrench``, ``accelerations``: compute those too (someone listens);
+        ``locate``: locate a contact when ``contact_localization`` is on (someone listens).
         Returns :class:`Outputs`; raises InputError (the joint state is dropped) when the
         feed-forward itself cannot be computed or is not finite.
         """
@@ -324,6 +460,16 @@ class DynamicsProcessor:
             self.observer_note = 'no external torques: the joint states carry no efforts'
             if self.observer.initialized:
                 self.reset_observer('joint states without efforts')
+        if self._localizing:
+            if out.in_contact:
+                self.rest_noise.discard()
+                if locate:
+                    self._locate(out, q)
+            else:
+                if out.external_torques is not None:
+                    self.rest_noise.update(out.external_torques)
+                if self._located:
+                    out.contact_ended, self._located = True, False
         stats.published += 1
         stats.compute_time(time.perf_counter() - start)
         return out
@@ -348,6 +494,44 @@ class DynamicsProcessor:
             else:
                 out.wrench = ws.wrench
 
+    def _locate(self, out, q):
+        """Locate the contact of ``out``'s external torques on the collision surfaces."""
+        start = time.perf_counter()
+        detector = self.detector
+        # a joint already in contact stays so down to its release threshold: the locator's
+        # "no contact" then agrees with the flags
+        thresholds = np.where(out.joint_in_contact,
+                              (1.0 - detector.hysteresis) * detector.thresholds,
+                              detector.thresholds)
+        s = self.settings
+        try:
+            location = locate_contact(
+                self.model, self.geometry, q, out.external_torques, threshold=thresholds,
+                friction_coefficient=s.contact_friction_coefficient, noise=self.noise(),
+                relative_noise=s.contact_relative_noise)
+            rotation = frame_pose(self.model, q, location.link)[0] if location.link else None
+        except DenocError as err:
+            out.problems.append(f'contact not located: {err}')
+            return
+        finally:
+            self.stats.locate_time(time.perf_counter() - start)
+        if not _finite_location(location):
+            out.problems.append(f'contact not located: the locator gave non-finite values '
+                                f'({location.message})')
+            return
+        self.last_location = out.contact_location = location
+        out.contact_rotation = rotation
+        self._located = location.in_contact
+
+    def noise(self):
+        """Return the per-joint noise [N m] given to the locator (``contact_noise``, or measured)."""
+        given = np.broadcast_to(np.asarray(self.settings.contact_noise, dtype=float),
+                                (self.model.nv,))
+        measured = self.rest_noise.sigma()
+        if measured is None:  # nothing measured yet: the locator's default where not given
+            measured = np.full(self.model.nv, DEFAULT_NOISE)
+        return np.where(given > 0.0, given, measured)
+
     def _floating_prediction(self, q, qd, tau, problems):
         """Return the prediction of a floating-base model (Lie-group RK4, not compiled)."""
         try:
@@ -360,3 +544,10 @@ class DynamicsProcessor:
     def snapshot(self):
         """Return (model, friction on, a copy of the payload window) for a task elsewhere."""
         return self.model, self.settings.friction, copy.deepcopy(self.window)
+
+
+def _finite_location(location):
+    """Return True if every number of a ContactLocation is finite."""
+    arrays = (location.point, location.point_base, location.normal, location.force,
+              location.covariance, location.candidates)
+    return (math.isfinite(location.residual) and all(np.isfinite(a).all() for a in arrays))

@@ -83,12 +83,13 @@ def _call_all(model):
         check_trajectory(model, out.t, out.q, out.qd, out.qdd)
 
 
-def warm_up_processor(model, settings=None):
+def warm_up_processor(model, settings=None, geometry=None):
     """
     Run the dynamics node's per-joint-state computation once in every mode.
 
     On a throwaway :class:`~denoc_ros.processor.DynamicsProcessor`, so that no joint state pays
-    a compilation (or a load from numba's cache).
+    a compilation (or a load from numba's cache); with ``geometry`` and ``contact_localization``
+    on, one contact localization too.
     """
     from .processor import DynamicsProcessor, ProcessorSettings
     settings = settings if settings is not None else ProcessorSettings()
@@ -107,6 +108,12 @@ def warm_up_processor(model, settings=None):
             processor.process(0.002, q, zero, zero, prediction=True, wrench=True,
                               accelerations=True)
         except DenocError:  # e.g. a singular model at q = 0: compiled all the same
+            pass
+    if geometry is not None and settings.contact_localization and not model.floating:
+        from .contact.locate import locate_contact
+        try:  # a torque above any threshold on every joint: the whole search runs
+            locate_contact(model, geometry, q, np.full(model.nv, 1e3))
+        except DenocError:
             pass
 
 
