@@ -113,8 +113,8 @@ class RestNoise:
         pending, k = self._pending, self._next
         if self._held == self.DELAY:   # the oldest pending estimate counts now
             self.count += 1
-            self.mean_square += (pending[k] ** 2 - self.mean_square) / min(self.count,
-                                                                          self.SAMPLES)
+            weight = 1.0 / min(self.count, self.SAMPLES)
+            self.mean_square += weight * (pending[k] ** 2 - self.mean_square)
         else:
             self._held += 1
         pending[k] = r
@@ -513,6 +513,9 @@ class DynamicsProcessor:
         except DenocError as err:
             out.problems.append(f'contact not located: {err}')
             return
+        except Exception as err:  # noqa: B902 - a locator failure must not cost the dynamics
+            out.problems.append(f'contact not located: {type(err).__name__}: {err}')
+            return
         finally:
             self.stats.locate_time(time.perf_counter() - start)
         if not _finite_location(location):
@@ -524,7 +527,7 @@ class DynamicsProcessor:
         self._located = location.in_contact
 
     def noise(self):
-        """Return the per-joint noise [N m] given to the locator (``contact_noise``, or measured)."""
+        """Return the per-joint noise [N m] for the locator: ``contact_noise``, else measured."""
         given = np.broadcast_to(np.asarray(self.settings.contact_noise, dtype=float),
                                 (self.model.nv,))
         measured = self.rest_noise.sigma()

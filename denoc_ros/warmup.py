@@ -109,11 +109,12 @@ def warm_up_processor(model, settings=None, geometry=None):
                               accelerations=True)
         except DenocError:  # e.g. a singular model at q = 0: compiled all the same
             pass
-    if geometry is not None and settings.contact_localization and not model.floating:
+    if (geometry is not None and geometry.surfaces and settings.contact_localization
+            and not model.floating):
         from .contact.locate import locate_contact
         try:  # a torque above any threshold on every joint: the whole search runs
             locate_contact(model, geometry, q, np.full(model.nv, 1e3))
-        except DenocError:
+        except Exception:  # noqa: B902 - the processor reports it per joint state
             pass
 
 

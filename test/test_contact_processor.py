@@ -250,8 +250,7 @@ def test_below_threshold_no_location(robot):
 @pytest.mark.parametrize('relative_noise, expected', [(0.0, ('unexplained',)),
                                                       (0.05, ('unexplained', 'ambiguous'))])
 def test_two_contacts_are_not_one_confident_point(robot, relative_noise, expected):
-    """Pushes on link4 and link7 at once: 'unexplained' (ambiguous with model error), never one
-    located point."""
+    """Pushes on link4 and link7 at once: unexplained (ambiguous with model error), not located."""
     _, model, arm, geometry = robot
     tau_ext = np.zeros(7)
     for link, theta, height, magnitude in (('panda_link4', 1.0, 0.0, 40.0),

@@ -62,7 +62,8 @@ NATURAL = {
         'contact_hysteresis:=0', 'observer_max_gap:=1', 'diagnostics_period:=1',
         'gravity:=[0, 0, -9.81]', 'command_joints:=joint2', 'feedforward_state:=measured',
         'base_link:=base_link', 'tip_link:=tool0', 'contact_frame:=link2',
-        "robot_description:=''", 'payload_window:=30'],
+        "robot_description:=''", 'payload_window:=30', 'contact_localization:=1',
+        'contact_friction_coefficient:=1', 'contact_noise:=0', 'contact_relative_noise:=0'],
     'ct_controller': [
         'kp:=100', 'kd:=[20, 30]', 'mass_scale:=1', 'loop:=1', 'gravity:=[0, 0, -10]',
         'joints:=[joint2, joint1]', "trajectory_file:=''", "robot_description:=''",
@@ -97,7 +98,8 @@ WRONG = {
         'reference_timeout:=-1', 'prediction_horizon:=fast', 'prediction_substeps:=1.5',
         'friction:=2', 'observer_gain:=fast', 'contact_threshold:=0', 'contact_hysteresis:=2.0',
         'contact_frame:=3', 'observer_max_gap:=0', 'drain_limit:=-3', 'diagnostics_period:=0',
-        'payload_window:=0'],
+        'payload_window:=0', 'contact_localization:=2', 'contact_friction_coefficient:=-0.1',
+        'contact_noise:=-1', 'contact_relative_noise:=2'],
     'ct_controller': [
         'robot_description:=1', 'urdf_path:=2', 'gravity:=9.81', 'kp:=-1', 'kd:=fast',
         'mass_scale:=0', 'joints:=7', 'trajectory_file:=[1, 2]', 'loop:=maybe',
@@ -135,7 +137,10 @@ RUNTIME = {
         ('observer_gain', 'fast', False), ('drain_limit', -3, False),
         ('contact_hysteresis', 2.0, False), ('friction', 2, False),
         ('contact_threshold', [1, 2, 3], False), ('prediction_substeps', 0.5, False),
-        ('diagnostics_period', 2.0, False)],
+        ('diagnostics_period', 2.0, False), ('contact_localization', 0, True),
+        ('contact_friction_coefficient', 0, True), ('contact_localization', 'yes', False),
+        ('contact_friction_coefficient', 'high', False), ('contact_noise', [0.1, 0.2], True),
+        ('contact_noise', [0.1, 0.2, 0.3], False), ('contact_relative_noise', 0, True)],
     'ct_controller': [
         ('loop', 0, True), ('loop', True, True), ('trajectory_file', '', True),
         ('loop', 2, False), ('trajectory_file', 5, False), ('kp', 100, False)],

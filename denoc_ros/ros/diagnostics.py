@@ -36,9 +36,10 @@ def dynamics_status(name, model, stats, period, state):
     Return the node's DiagnosticStatus.
 
     ``stats``: :class:`Statistics` of the period of ``period`` seconds; ``state``: the node's
-    further values in report order (payload links, reference, friction, observer), each
-    ``key: value``. Level ERROR without a model; WARN for invalid inputs, backward stamps, no
-    joint states or model load warnings; else OK.
+    further values in report order (payload links, reference, friction, observer, contact
+    localization), each ``key: value``. Level ERROR without a model; WARN for invalid inputs,
+    backward stamps, no joint states, model load warnings or unreadable collision shapes; else
+    OK.
     """
     s = stats
     warnings = model_warnings(model)
@@ -56,6 +57,10 @@ def dynamics_status(name, model, stats, period, state):
     elif warnings:
         status.level = DiagnosticStatus.WARN
         status.message = f'publishing; the model has {len(warnings)} load warning(s)'
+    elif state.get('contact_geometry_warnings'):
+        status.level = DiagnosticStatus.WARN
+        status.message = (f"publishing; {state['contact_geometry_warnings']} collision "
+                          'shape(s) could not be read')
     else:
         status.level, status.message = DiagnosticStatus.OK, 'publishing'
     mean = s.compute_sum / s.computed if s.computed else 0.0

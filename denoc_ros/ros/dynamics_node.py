@@ -34,7 +34,11 @@ with ``observer_gain`` > 0 the momentum observer's ``~/external_torques``, ``~/c
 ``~/external_wrench``; ``~/reset_external_torques`` (std_srvs/Trigger) re-zeroes it, and a new
 model, a payload change, a gap or a backward stamp restart it (reported in diagnostics). An
 output topic without subscribers is skipped (:mod:`denoc_ros.ros.dynamics_outputs`). The
-payloads held now go out on ``~/payloads`` (transient local) whenever they change.
+payloads held now go out on ``~/payloads`` (transient local) whenever they change. With
+``contact_localization`` the collision geometry of the same description is loaded
+(:func:`denoc_ros.load_collision_geometry`, ``package://`` through the ament index) and, while in
+contact, the touched link, point and force go to ``~/contact_location`` and RViz markers to
+``~/contact_markers`` (:mod:`~denoc_ros.ros.dynamics_outputs`).
 Services (:mod:`~denoc_ros.ros.dynamics_services`): ``~/get_mass_matrix``, ``~/get_cartesian_
 dynamics``, ``~/compute_inverse_dynamics``, ``~/compute_forward_dynamics``, ``~/set_payload``,
 ``~/reset_external_torques``; in their own thread (:mod:`~denoc_ros.ros.task_services`):
@@ -44,6 +48,7 @@ dynamics``, ``~/compute_inverse_dynamics``, ``~/compute_forward_dynamics``, ``~/
 """
 
 import time
+import warnings
 
 from denoc_ros_interfaces.msg import Payloads
 from diagnostic_msgs.msg import DiagnosticArray
@@ -64,9 +69,11 @@ from .dynamics_outputs import DynamicsOutputs
 from .dynamics_services import DynamicsServices
 from .settings import DYNAMICS_PARAMETERS, DynamicsSettings, MODEL_PARAMETERS
 from .task_services import task_executor, TaskServices
+from ..contact.geometry import load_collision_geometry
 from ..description import read_description
 from ..errors import DenocError, InputError
 from ..processor import DynamicsProcessor, Statistics
+from ..resources import resolve_urdf
 from ..urdf import load_urdf
 from ..warmup import warm_up_processor
 
@@ -83,6 +90,8 @@ class DynamicsNode(Node):
         self.processor = None        # the DynamicsProcessor of the model in use
         self._joint_map = None
         self._empty_stats = Statistics()  # counters before any model
+        self._geometry_source = None      # what the collision geometry is read from
+        self._geometry = None             # (source, CollisionGeometry or None, error text)
         self._last_report = time.monotonic()
         self.outputs = DynamicsOutputs(self)
         self._diagnostics_pub = self.create_publisher(
@@ -97,6 +106,7 @@ class DynamicsNode(Node):
         if source is not None:
             model = self._build_model(source, values)
             self.settings = DynamicsSettings(values, model.joint_names)
+            self._geometry_source = self._collision_source(values, source)
             self._install_model(model)
         else:
             self.create_subscription(String, '/robot_description',
@@ -143,6 +153,52 @@ class DynamicsNode(Node):
         return None
 
     @staticmethod
+    def _collision_source(values, text):
+        """Return what the collision geometry is read from: the URDF file if named, or text."""
+        if values['robot_description'] or not values['urdf_path']:
+            return text
+        try:  # the file itself, so that relative mesh paths resolve beside it
+            return str(resolve_urdf(values['urdf_path']))
+        except ValueError:
+            return text
+
+    def _collision_geometry(self):
+        """Return the collision geometry for contact_localization (loaded once per source)."""
+        if not self.settings.contact_localization or self._geometry_source is None:
+            return None
+        source = self._geometry_source
+        if self._geometry is not None and self._geometry[0] == source:
+            return self._geometry[1]
+        logger = self.get_logger()
+        start = time.perf_counter()
+        geometry, error = None, ''
+        try:
+            with warnings.catch_warnings():   # said once below, in the node's log
+                warnings.simplefilter('ignore')
+                geometry = load_collision_geometry(source)
+        except Exception as err:  # noqa: B902 - a mesh reader may raise anything: run without
+            error = f'collision geometry not loaded: {err}'
+            logger.error(f'contact localization: {error}')
+        self._geometry = (source, geometry, error)
+        if geometry is not None:
+            if geometry.warnings:
+                logger.warning(f'contact localization: {len(geometry.warnings)} collision '
+                               'shape(s) could not be read (contacts there are not located): '
+                               + '; '.join(geometry.warnings))
+            points = sum(len(s.points) for s in geometry.surfaces.values())
+            logger.info(f'collision geometry: {len(geometry.surfaces)} link(s), {points} surface '
+                        f'points, loaded in {time.perf_counter() - start:.2f} s')
+        return geometry
+
+    def _localization_note(self):
+        """Say once (per configuration) why contact_localization cannot run."""
+        p = self.processor
+        if self.settings.contact_localization and not p.localizing:
+            error = self._geometry[2] if self._geometry else ''
+            self.get_logger().warning(f'contact_localization is on, but {p.localization_note}'
+                                      + (f' ({error})' if error else ''))
+
+    @staticmethod
     def _build_model(source, values):
         return load_urdf(source, base_link=values['base_link'] or None,
                          tip_link=values['tip_link'] or None, gravity=values['gravity'])
@@ -152,14 +208,16 @@ class DynamicsNode(Node):
         if self.processor is not None and self.processor.payloads:
             self.get_logger().warning('new robot model: payloads removed')
         stats = self.stats
-        self.processor = DynamicsProcessor(model, self.settings.processor_settings())
+        self.processor = DynamicsProcessor(model, self.settings.processor_settings(),
+                                           self._collision_geometry())
         self.processor.stats = stats  # the counters go on across models
         for warning in model_warnings(model):
             self.get_logger().warning(f'robot model: {warning}')
         self._joint_map = JointMap(model.joint_names)
         self._model_changed()
-        warm_up_processor(model, self.processor.settings)
+        warm_up_processor(model, self.processor.settings, self.processor.geometry)
         self._friction_note()
+        self._localization_note()
         self.get_logger().info(f'model {model.name!r}: {model.dof} joints '
                                f'({", ".join(model.joint_names)})')
 
@@ -169,7 +227,8 @@ class DynamicsNode(Node):
         names = processor.model.joint_names
         command = settings.command_joints or list(names)
         self.outputs.prepare(names, [names.index(j) for j in command],
-                             settings.prediction_horizon, processor.contact_frame)
+                             settings.prediction_horizon, processor.contact_frame,
+                             processor.model.base_link)
         if processor.observer is not None:
             self.outputs.set_thresholds(processor.detector.thresholds)
         self.publish_payloads()
@@ -212,6 +271,7 @@ class DynamicsNode(Node):
             values = self._parameter_values()
             model = self._build_model(msg.data, values)
             self.settings = DynamicsSettings(values, model.joint_names)
+            self._geometry_source = msg.data
             self._install_model(model)
         except DenocError as err:
             self.stats.bad_input(f'robot_description rejected: {err}')
@@ -230,6 +290,7 @@ class DynamicsNode(Node):
                     raise InputError('robot_description and urdf_path cannot both be empty')
                 new_model = self._build_model(source, values)
                 joint_names = new_model.joint_names
+                geometry_source = self._collision_source(values, source)
             settings = DynamicsSettings(values, joint_names)
             model = new_model or self.model
             if model is not None and settings.contact_frame:
@@ -237,15 +298,22 @@ class DynamicsNode(Node):
         except DenocError as err:
             return SetParametersResult(successful=False, reason=str(err))
         friction_was = self.settings.friction
+        localization_was = (self.settings.contact_localization,
+                            self.processor.localization_note if self.processor else None)
         self.settings = settings
         if new_model is not None:
+            self._geometry_source = geometry_source
             self._install_model(new_model)
         elif self.processor is not None:
             self.processor.configure(settings.processor_settings())
+            self.processor.set_geometry(self._collision_geometry())
             self._model_changed()
             if settings.friction != friction_was:
                 self._friction_note() if settings.friction else self.get_logger().info(
                     'friction off')
+            if (settings.contact_localization, self.processor.localization_note) != \
+                    localization_was:
+                self._localization_note()
         return SetParametersResult(successful=True)
 
     # -- topics ----------------------------------------------------------------------------------
@@ -297,7 +365,8 @@ class DynamicsNode(Node):
             out = processor.process(
                 t, q, qd, effort, stamp.sec * 1_000_000_000 + stamp.nanosec,
                 prediction=listening['prediction'],
-                wrench=listening['wrench'], accelerations=listening['state'])
+                wrench=listening['wrench'], accelerations=listening['state'],
+                locate=self.outputs.locating)
         except DenocError as err:
             self._reject(str(err))
             return
@@ -348,12 +417,33 @@ class DynamicsNode(Node):
             'observer_restarts': p.observer.resets if p and p.observer else 0,
             'in_contact': bool(p.detector.in_contact) if p and p.detector else False,
         }
+        state.update(self._localization_state())
         status = dynamics_status(f'{self.get_name()}: dynamics', self.model, self.stats, period,
                                  state)
         array = DiagnosticArray(status=[status])
         array.header.stamp = self.get_clock().now().to_msg()
         self._diagnostics_pub.publish(array)
         self.stats.end_period()
+
+    def _localization_state(self):
+        """Return the diagnostics of contact localization (after the observer's)."""
+        p, stats = self.processor, self.stats
+        last = p.last_location if p else None
+        mean = stats.locate_sum / stats.located if stats.located else 0.0
+        geometry = self._geometry[1] if self._geometry and self.settings.contact_localization \
+            else None
+        problems = geometry.warnings if geometry is not None else ()
+        state = {
+            'contact_localization': p.localization_note if p else 'no robot model',
+            'contact_location': last.message if last is not None else '',
+            'contact_localizations': stats.located,
+            'contact_localization_time_mean_ms': f'{1e3 * mean:.3f}',
+            'contact_localization_time_max_ms': f'{1e3 * stats.locate_max:.3f}',
+            'contact_geometry_warnings': len(problems),
+        }
+        state.update({f'contact_geometry_warning_{k + 1}': text
+                      for k, text in enumerate(problems)})
+        return state
 
 
 def main(args=None):

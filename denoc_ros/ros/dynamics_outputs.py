@@ -21,13 +21,16 @@ has a subscriber; the counts are read from the middleware at most every
 more than the computation), so a subscriber that joins gets the messages from at most that much
 after its discovery. The JointState, Float64MultiArray, DynamicsState and JointTrajectory outputs
 are :class:`~denoc_ros.ros.serialized.Template` bytes (the joint names, layout and frame fixed,
-the stamp and the arrays written in place); ContactState and WrenchStamped are preallocated
-messages.
+the stamp and the arrays written in place); ContactState, WrenchStamped and ContactLocation are
+preallocated messages. The located contact goes to ``~/contact_location`` for every joint state
+in contact (and once when it ends) and to ``~/contact_markers``
+(:mod:`denoc_ros.ros.contact_outputs`) at most every :data:`MARKER_PERIOD` of stamp time, besides
+whenever the link or the status changes, and when the contact ends.
 """
 
 import time
 
-from denoc_ros_interfaces.msg import ContactState, DynamicsState
+from denoc_ros_interfaces.msg import ContactLocation, ContactState, DynamicsState
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
 from rclpy.duration import Duration
@@ -35,12 +38,16 @@ from rclpy.event_handler import PublisherEventCallbacks
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from visualization_msgs.msg import MarkerArray
 
+from .contact_outputs import ContactMarkers, fill_location
 from .serialized import Template
 
 TERMS = ('gravity', 'coriolis', 'inertia', 'feedforward')
-TOPICS = TERMS + ('command', 'prediction', 'external', 'contact', 'wrench', 'state')
+TOPICS = TERMS + ('command', 'prediction', 'external', 'contact', 'wrench', 'state', 'location',
+                  'markers')
 LISTENER_REFRESH = 0.05  # [s] between two reads of the subscription counts
+MARKER_PERIOD = 0.02     # [s] of stamp time between two ~/contact_markers of one contact
 
 
 def _set(field):
@@ -72,10 +79,15 @@ class DynamicsOutputs:
             external=publisher(JointState, '~/external_torques'),
             contact=publisher(ContactState, '~/contact'),
             wrench=publisher(WrenchStamped, '~/external_wrench'),
-            state=publisher(DynamicsState, '~/dynamics_state'))
+            state=publisher(DynamicsState, '~/dynamics_state'),
+            location=publisher(ContactLocation, '~/contact_location'),
+            markers=publisher(MarkerArray, '~/contact_markers'))
         self.listening = dict.fromkeys(TOPICS, False)
         self._refreshed = -1.0
         self._names = None
+        self._location = ContactLocation()
+        self._markers = ContactMarkers()
+        self._marked = None      # (stamp [s], link, status) of the last markers published
 
     def refresh(self, now=None):
         """Read the subscription counts if the last read is older than LISTENER_REFRESH."""
@@ -86,8 +98,14 @@ class DynamicsOutputs:
                 self.listening[topic] = pub.get_subscription_count() > 0
         return self.listening
 
-    def prepare(self, joint_names, command_index, horizon, frame):
+    @property
+    def locating(self):
+        """Return True if someone listens to the located contact."""
+        return self.listening['location'] or self.listening['markers']
+
+    def prepare(self, joint_names, command_index, horizon, frame, base_frame=''):
         """Build the messages of a model (its joint names), a command order and a horizon."""
+        self._base_frame = base_frame
         self._names = list(joint_names)
         self._command_index = np.asarray(command_index)
         self._horizon = horizon
@@ -170,6 +188,8 @@ class DynamicsOutputs:
             q, qd, qdd = out.prediction
             pubs['prediction'].publish(self._prediction.fill(
                 sec, nanosec, positions=q, velocities=qd, accelerations=qdd, effort=effort))
+        if out.contact_location is not None or out.contact_ended:
+            self._publish_location(header, out)
         observed = out.external_torques is not None
         if listening['state']:
             accelerations = out.accelerations is not None
@@ -200,6 +220,27 @@ class DynamicsOutputs:
             f, m = msg.wrench.force, msg.wrench.torque
             f.x, f.y, f.z, m.x, m.y, m.z = out.wrench.tolist()
             pubs['wrench'].publish(msg)
+
+    def _publish_location(self, header, out):
+        """Publish the located contact (or its end) to whoever listens."""
+        location, pubs = out.contact_location, self.publishers
+        if self.listening['location']:
+            pubs['location'].publish(fill_location(self._location, header, location,
+                                                   self._base_frame))
+        if not self.listening['markers']:
+            return
+        if location is None or not location.in_contact:
+            if self._marked is not None:
+                pubs['markers'].publish(self._markers.cleared)
+            self._marked = None
+            return
+        t = header.stamp.sec + 1e-9 * header.stamp.nanosec
+        last = self._marked
+        if (last is None or (location.link, location.status) != last[1:]
+                or not 0.0 <= t - last[0] < MARKER_PERIOD):
+            pubs['markers'].publish(self._markers.build(header, location, out.contact_rotation,
+                                                        self._base_frame))
+            self._marked = (t, location.link, location.status)
 
     def set_thresholds(self, thresholds):
         """Set the ContactState's per-joint thresholds (constant per observer)."""

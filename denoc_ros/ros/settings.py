@@ -292,6 +292,17 @@ DYNAMICS_PARAMETERS = table(
     Spec('observer_max_gap', 'double', 0.1,
          'a gap between joint-state stamps longer than this [s] restarts the observer',
          1e-4, 3600.0),
+    Spec('contact_localization', 'bool', False,
+         "while in contact, locate it on the URDF's <collision> surfaces: ~/contact_location, "
+         '~/contact_markers (needs the observer)'),
+    Spec('contact_friction_coefficient', 'double', 0.6,
+         'friction coefficient of the contact cone the located force lies in', 0.0, 10.0),
+    Spec('contact_noise', 'doubles', [0.0],
+         "standard deviation of each joint's external torque error [N m or N] for contact "
+         'localization: one value or one per joint; 0: measured while not in contact',
+         0.0, length=PER_JOINT, example=0.0),
+    Spec('contact_relative_noise', 'double', 0.05,
+         'model error of contact localization, a fraction of |tau_ext|', 0.0, 1.0),
     Spec('payload_window', 'double', 30.0,
          'seconds of header-stamp time of joint states with efforts kept for '
          '~/estimate_payload (a new model or value empties it)', 0.0, 3600.0, open_low=True,
@@ -327,6 +338,13 @@ class DynamicsSettings:
         self.contact_hysteresis = values['contact_hysteresis']
         self.contact_frame = values['contact_frame']
         self.observer_max_gap = values['observer_max_gap']  # seconds, as the observer takes it
+        self.contact_localization = values['contact_localization']
+        self.contact_friction_coefficient = values['contact_friction_coefficient']
+        self.contact_noise = values['contact_noise']
+        if joint_names is not None and len(self.contact_noise) not in (1, len(joint_names)):
+            raise InputError(f'parameter contact_noise: has {len(self.contact_noise)} values; '
+                             f'give 1 or {len(joint_names)} (one per joint)')
+        self.contact_relative_noise = values['contact_relative_noise']
         self.command_joints = values['command_joints']
         if joint_names is not None:
             unknown = [j for j in self.command_joints if j not in joint_names]
@@ -344,7 +362,10 @@ class DynamicsSettings:
             contact_threshold=tuple(self.contact_threshold),
             contact_hysteresis=self.contact_hysteresis,
             contact_frame=self.contact_frame or None, observer_max_gap=self.observer_max_gap,
-            payload_window=self.payload_window)
+            payload_window=self.payload_window, contact_localization=self.contact_localization,
+            contact_friction_coefficient=self.contact_friction_coefficient,
+            contact_noise=tuple(self.contact_noise),
+            contact_relative_noise=self.contact_relative_noise)
 
 
 # -- command-line and params-file values rcl would refuse ----------------------------------------

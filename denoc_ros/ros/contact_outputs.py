@@ -1,0 +1,145 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The located contact as messages: ``~/contact_location`` and the RViz ``~/contact_markers``.
+
+:func:`fill_location` writes a :class:`denoc_ros.ContactLocation` into a
+``denoc_ros_interfaces/ContactLocation`` message; :class:`ContactMarkers` draws it as a
+``visualization_msgs/MarkerArray``:
+
+* ``point`` (SPHERE, id 0): at the contact point, ``frame_id`` = the touched link, so that
+  RViz keeps it on the moving robot through TF;
+* ``force`` (ARROW, id 1): the force on the robot, in the link's axes, ending at the point
+  (it points into the surface), 1 cm per newton between :data:`ARROW_MIN` and :data:`ARROW_MAX`;
+* ``label`` (TEXT_VIEW_FACING, id 2): the link's name and the force, above the point;
+* ``candidates`` (SPHERE_LIST, id 3, base frame): the equally good points when ambiguous.
+
+A marker that no longer applies is deleted by id (an unexplained contact has no point: only its
+label, at the base); when the contact ends one DELETEALL clears them. Markers carry a
+:data:`LIFETIME`, so they vanish if the node stops publishing.
+"""
+
+from builtin_interfaces.msg import Duration
+from geometry_msgs.msg import Point
+import numpy as np
+from visualization_msgs.msg import Marker, MarkerArray
+
+__all__ = ['ContactMarkers', 'fill_location', 'NAMESPACE']
+
+NAMESPACE = 'contact'
+ARROW_PER_NEWTON = 0.01   # [m/N]
+ARROW_MIN, ARROW_MAX = 0.05, 0.3   # [m]
+LIFETIME = Duration(sec=1)
+POINT, FORCE, LABEL, CANDIDATES = range(4)
+
+
+def _point(msg, v):
+    msg.x, msg.y, msg.z = float(v[0]), float(v[1]), float(v[2])
+    return msg
+
+
+def fill_location(msg, header, location, frame_id):
+    """Write ``location`` (a ContactLocation, or None: the contact ended) into ``msg``."""
+    msg.header.stamp = header.stamp
+    msg.header.frame_id = frame_id
+    if location is None:
+        msg.in_contact, msg.status, msg.link = False, 'no_contact', ''
+        msg.message = 'contact ended'
+        for field in (msg.point, msg.normal, msg.point_base, msg.force):
+            field.x = field.y = field.z = 0.0
+        msg.covariance = np.zeros(9)
+        msg.residual = 0.0
+        msg.candidates, msg.candidate_links = [], []
+        return msg
+    msg.in_contact = bool(location.in_contact)
+    msg.status, msg.link, msg.message = location.status, location.link, location.message
+    _point(msg.point, location.point)
+    _point(msg.normal, location.normal)
+    _point(msg.point_base, location.point_base)
+    _point(msg.force, location.force)
+    msg.covariance = np.asarray(location.covariance, dtype=float).reshape(9)
+    msg.residual = float(location.residual)
+    msg.candidates = [_point(Point(), c) for c in location.candidates]
+    msg.candidate_links = list(location.candidate_links)
+    return msg
+
+
+def _marker(marker_id, kind, rgba, scale):
+    m = Marker(ns=NAMESPACE, id=marker_id, type=kind, action=Marker.ADD, lifetime=LIFETIME)
+    m.color.r, m.color.g, m.color.b, m.color.a = rgba
+    m.scale.x, m.scale.y, m.scale.z = scale
+    m.pose.orientation.w = 1.0
+    return m
+
+
+class ContactMarkers:
+    """The MarkerArray of a located contact, its markers built once and refilled."""
+
+    def __init__(self):
+        self.point = _marker(POINT, Marker.SPHERE, (1.0, 0.1, 0.1, 0.9), (0.03, 0.03, 0.03))
+        self.force = _marker(FORCE, Marker.ARROW, (1.0, 0.6, 0.0, 0.9), (0.01, 0.02, 0.03))
+        self.force.points = [Point(), Point()]
+        self.label = _marker(LABEL, Marker.TEXT_VIEW_FACING, (1.0, 1.0, 1.0, 0.9),
+                             (0.0, 0.0, 0.04))
+        self.candidates = _marker(CANDIDATES, Marker.SPHERE_LIST, (1.0, 0.8, 0.1, 0.5),
+                                  (0.012, 0.012, 0.012))
+        self._deleted = {i: Marker(ns=NAMESPACE, id=i, action=Marker.DELETE)
+                         for i in range(4)}
+        clear = Marker(ns=NAMESPACE, action=Marker.DELETEALL)
+        self.cleared = MarkerArray(markers=[clear])
+
+    def build(self, header, location, rotation, base_frame):
+        """
+        Return the MarkerArray of ``location`` at ``header``'s stamp.
+
+        ``rotation``: the touched link's axes in the base frame (3, 3), or None without a link.
+        """
+        stamp = header.stamp
+        markers = []
+        if location.link and rotation is not None:
+            point = np.asarray(location.point, dtype=float)
+            force = rotation.T @ np.asarray(location.force, dtype=float)  # link axes
+            magnitude = float(np.linalg.norm(force))
+            for m in (self.point, self.force, self.label):
+                m.header.stamp, m.header.frame_id = stamp, location.link
+            _point(self.point.pose.position, point)
+            markers.append(self.point)
+            if magnitude > 0.0:
+                length = min(max(ARROW_PER_NEWTON * magnitude, ARROW_MIN), ARROW_MAX)
+                _point(self.force.points[0], point - length * force / magnitude)
+                _point(self.force.points[1], point)
+                markers.append(self.force)
+            else:
+                markers.append(self._deleted[FORCE])
+            _point(self.label.pose.position, point + np.array([0.0, 0.0, 0.06]))
+            self.label.text = (f'{location.link} ({location.status}, {magnitude:.1f} N)'
+                               if location.status != 'located' else
+                               f'{location.link} ({magnitude:.1f} N)')
+            markers.append(self.label)
+        else:   # no point (unexplained): the label alone, at the base
+            markers += [self._deleted[POINT], self._deleted[FORCE]]
+            self.label.header.stamp, self.label.header.frame_id = stamp, base_frame
+            self.label.pose.position.x = self.label.pose.position.y = 0.0
+            self.label.pose.position.z = 0.5
+            self.label.text = f'contact: {location.status}'
+            markers.append(self.label)
+        if location.status == 'ambiguous' and len(location.candidates):
+            c = self.candidates
+            c.header.stamp, c.header.frame_id = stamp, base_frame
+            c.points = [_point(Point(), p) for p in location.candidates]
+            markers.append(c)
+        else:
+            markers.append(self._deleted[CANDIDATES])
+        return MarkerArray(markers=markers)
