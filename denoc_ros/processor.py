@@ -34,7 +34,9 @@ makes one :func:`denoc_ros.locate_contact` call with the observer's estimate and
 thresholds (the release thresholds for joints already in contact, so that the locator and the
 flags agree), and each joint's noise: ``contact_noise`` where given, else what the observer
 shows while nothing touches the arm (:class:`RestNoise`): the touched link, point and force in
-:attr:`Outputs.contact_location`. Off, it costs the joint-state path one attribute test.
+:attr:`Outputs.contact_location`. A locator slower than the joint states takes at most
+``contact_time_share`` of the stamp time (the states between keep no location). Off, it costs
+the joint-state path one attribute test.
 """
 
 import copy
@@ -82,6 +84,7 @@ class ProcessorSettings:
     contact_friction_coefficient: float = 0.6
     contact_noise: object = 0.0          # N m, one or per joint; 0: measured at rest
     contact_relative_noise: float = 0.05  # fraction of |tau_ext| (model error)
+    contact_time_share: float = 0.5      # of stamp time localization may take; 0: every state
 
 
 class RestNoise:
@@ -193,7 +196,8 @@ class Outputs:
     off or the joint state has no efforts); ``wrench``: [force; torque] at the contact frame in
     its axes (None unless asked). ``contact_location``: a
     :class:`denoc_ros.ContactLocation` while in contact with ``contact_localization`` on (None
-    otherwise), ``contact_rotation`` its link's axes in the base frame (None without a link);
+    otherwise, and on the joint states ``contact_time_share`` skips), ``contact_rotation`` its
+    link's axes in the base frame (None without a link);
     ``contact_ended``: the first joint state out of contact after a located one.
     ``problems``: what could not be computed, one line each (the rest is valid);
     ``restarted``: the observer (re)started at this joint state.
@@ -244,6 +248,7 @@ class DynamicsProcessor:
         self.last_location = None  # the last ContactLocation computed
         self._localizing = False   # contact_localization on and possible
         self._located = False      # the last location said in contact (its end is reported)
+        self._next_locate = self._last_locate = -math.inf   # stamps [s] (contact_time_share)
         self.rest_noise = RestNoise(model.nv)
         self.latest = None       # (q, qd, effort or None) of the last joint state answered
         self._reference = None   # ((q_d, qd_d, qdd_d), monotonic receive time)
@@ -463,8 +468,8 @@ class DynamicsProcessor:
         if self._localizing:
             if out.in_contact:
                 self.rest_noise.discard()
-                if locate:
-                    self._locate(out, q)
+                if locate and (t >= self._next_locate or t < self._last_locate):
+                    self._locate(out, q, t)
             else:
                 if out.external_torques is not None:
                     self.rest_noise.update(out.external_torques)
@@ -494,8 +499,14 @@ class DynamicsProcessor:
             else:
                 out.wrench = ws.wrench
 
-    def _locate(self, out, q):
-        """Locate the contact of ``out``'s external torques on the collision surfaces."""
+    def _locate(self, out, q, t):
+        """
+        Locate the contact of ``out``'s external torques on the collision surfaces.
+
+        The next joint state located is the first whose stamp is the call's cost divided by
+        ``contact_time_share`` later (those between keep no location): a locator slower than
+        the joint states takes that share of the time, not all of it.
+        """
         start = time.perf_counter()
         detector = self.detector
         # a joint already in contact stays so down to its release threshold: the locator's
@@ -517,7 +528,11 @@ class DynamicsProcessor:
             out.problems.append(f'contact not located: {type(err).__name__}: {err}')
             return
         finally:
-            self.stats.locate_time(time.perf_counter() - start)
+            cost = time.perf_counter() - start
+            self.stats.locate_time(cost)
+            share = self.settings.contact_time_share
+            self._last_locate = t
+            self._next_locate = t + cost / share if share > 0.0 else -math.inf
         if not _finite_location(location):
             out.problems.append(f'contact not located: the locator gave non-finite values '
                                 f'({location.message})')

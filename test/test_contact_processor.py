@@ -172,9 +172,11 @@ def processor_for(model, geometry, **values):
     """
     Return a processor with localization on (observer 50/s, threshold 5 N m).
 
-    No relative noise unless asked: the torques here are exact (no model error).
+    No relative noise unless asked: the torques here are exact (no model error); every joint
+    state in contact located (no time share).
     """
     values.setdefault('contact_relative_noise', 0.0)
+    values.setdefault('contact_time_share', 0.0)
     settings = ProcessorSettings(contact_localization=True, **values)
     return DynamicsProcessor(model, settings, geometry)
 
@@ -365,3 +367,28 @@ def test_rest_noise_is_the_rms_at_rest_without_the_rise_of_a_push():
     for _ in range(RestNoise.MINIMUM + RestNoise.DELAY):
         quiet.update(np.zeros(1))
     assert quiet.sigma()[0] == RestNoise.FLOOR
+
+
+def test_a_slow_locator_takes_its_share_of_the_time(robot, monkeypatch):
+    """A locator taking >= 4 ms on 1 kHz states, share 0.5: a state located every >= 8 ms."""
+    import time
+    from denoc_ros import processor as module
+    _, model, arm, geometry = robot
+    real = module.locate_contact
+
+    def slow(*args, **kwargs):
+        time.sleep(0.004)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(module, 'locate_contact', slow)
+    point, normal = side_point('panda_link7', 0.7, 0.04)
+    R, _ = arm.pose(Q, 'panda_link7')
+    tau_ext = arm.push_torques(Q, 'panda_link7', point, push_force(R, normal, 30.0))
+    processor = processor_for(model, geometry, contact_time_share=0.5)
+    outs = run_still(processor, arm, lambda t: tau_ext if t >= PUSH_AT else np.zeros(7),
+                     duration=0.6)
+    located = [k for k, o in enumerate(outs) if o.contact_location is not None]
+    gaps = np.diff(located)
+    print(f'\n{len(located)} of 100 states located, gaps {sorted(set(gaps.tolist()))} ms')
+    assert len(located) >= 5 and gaps.min() >= 8
+    assert all(outs[k].contact_location.link == 'panda_link7' for k in located)
+    assert all(o.in_contact for o in outs[500:])   # the skipped states are still in contact
