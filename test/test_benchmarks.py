@@ -25,7 +25,7 @@ import pathlib
 import subprocess
 import sys
 
-from conftest import require_oracle, venv_executable
+from conftest import example_robot, require_oracle, venv_executable
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -142,3 +142,17 @@ def test_dh_to_urdf_puma_matches_the_toolbox():
                              (dr.gravity_torques(model, q), robot.gravload(q)),
                              (dr.inverse_dynamics(model, q, qd, qdd), robot.rne(q, qd, qdd))):
             np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9 * np.max(np.abs(theirs)))
+
+
+@pytest.mark.slow
+def test_contact_cost_short_run_prints_every_case():
+    """benchmarks/contact_cost.py --messages 20: every case's row, localization found the push."""
+    example_robot('panda_description/urdf/panda.urdf')   # skips without example-robot-data
+    out = run([str(BENCHMARKS / 'contact_cost.py'), '--messages', '20'], timeout=300)
+    assert 'collision geometry: ' in out and 'CPU: ' in out, out
+    for case in ('off', 'off, pushed', 'on, no contact', 'on, in contact', 'on, share 0.5'):
+        assert any(line.startswith(f'{case}  ') or line.startswith(f'{case} ')
+                   for line in out.splitlines()), f'missing {case!r} in:\n{out}'
+    located = [line for line in out.splitlines() if line.startswith('on, in contact')][0]
+    calls = int(located.rsplit(', ', 1)[1].split()[0])   # every state in contact: 300 or so
+    assert 'panda_link7' in located and 290 <= calls <= 320, out
