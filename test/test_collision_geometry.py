@@ -40,8 +40,8 @@ import time
 import warnings
 
 from conftest import example_robot, require_module
-from denoc_ros.contact.geometry import (CollisionGeometry, DENSITY, load_collision_geometry,
-                                        Shape)
+from denoc_ros.contact.geometry import (_sample_mesh, _sample_primitive, CollisionGeometry,
+                                        DENSITY, load_collision_geometry, Shape)
 from denoc_ros.errors import InputError, URDFError, URDFWarning
 from denoc_ros.resources import example_robot_data_dir
 import numpy as np
@@ -203,6 +203,44 @@ def test_primitive_sampling_uniform_spaced_covering(primitives, kind):
     assert hole.max() < 2.0 * SPACING
 
 
+def _share(hits, share):
+    """Check a sampled fraction against its closed-form value (binomial, 5 sigma)."""
+    n = len(hits)
+    assert abs(hits.mean() - share) < 5 * np.sqrt(share * (1 - share) / n), (hits.mean(), share)
+
+
+def test_candidates_are_area_uniform():
+    """Before thinning (which hides a biased sampler): shares of area = shares of candidates."""
+    rng = np.random.default_rng(11)
+    n = 100000
+    # a triangle: the half-size copy at vertex a holds 1/4 of its area, the one at c too
+    vertices = np.array([[0.0, 0, 0], [0.3, 0, 0], [0.1, 0.2, 0.05]])
+    p, normals = _sample_mesh(vertices, np.array([[0, 1, 2]]), n, rng)
+    coordinates = np.linalg.lstsq((vertices[1:] - vertices[0]).T, (p - vertices[0]).T,
+                                  rcond=None)[0].T    # p = a + s (b - a) + t (c - a)
+    _share(coordinates.sum(axis=1) < 0.5, 0.25)
+    _share(coordinates[:, 1] > 0.5, 0.25)
+    assert np.all(coordinates >= -1e-12) and np.all(coordinates.sum(axis=1) <= 1 + 1e-12)
+    # two triangles of areas 1 : 3 (a square's diagonal split off-centre)
+    square = np.array([[0.0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0.5, 0, 0]])
+    p, _ = _sample_mesh(square, np.array([[0, 4, 3], [4, 1, 2], [4, 2, 3]]), n, rng)
+    _share(p[:, 1] < 1 - 2 * p[:, 0], 0.25)
+    # sphere: uniform z (Archimedes); disk caps: radius below r/2 holds 1/4; capsule ends
+    p, _ = _sample_primitive('sphere', (1.0,), n, rng)
+    _share(p[:, 2] > 0.6, 0.2)
+    p, normals = _sample_primitive('cylinder', (1.0, 0.5), n, rng)
+    cap = np.abs(normals[:, 2]) > 0.5
+    _share(cap, 2 * np.pi / (2 * np.pi + np.pi))
+    _share(np.hypot(p[cap, 0], p[cap, 1]) < 0.5, 0.25)
+    _share(p[~cap, 2] > 0.15, 0.2)
+    p, normals = _sample_primitive('capsule', (1.0, 0.5), n, rng)
+    _share(np.abs(p[:, 2]) > 0.25, 4 * np.pi / (4 * np.pi + np.pi))
+    _share(p[:, 2] > 0.25 + 0.6, 0.2 * 4 * np.pi / (4 * np.pi + np.pi))
+    p, normals = _sample_primitive('box', (1.0, 2.0, 3.0), n, rng)
+    _share(np.abs(normals[:, 2]) > 0.5, 2 * 2.0 / 22.0)
+    _share((np.abs(normals[:, 2]) > 0.5) & (p[:, 0] > 0.3), 2 * 2.0 / 22.0 * 0.2)
+
+
 def _probe(kind, size, n, rng):
     """Return points uniform on a primitive, by rejection from its bounding box's surface."""
     if kind == 'sphere':
@@ -294,9 +332,11 @@ def test_union_with_meshes_drops_inner_points():
     box = surface.shapes[2]
     inside_box = _inside('box', box.size, (surface.points - box.translation) @ box.rotation)
     assert not inside_box.any()
+    pick = np.random.default_rng(9).choice(len(surface.points), 1200, replace=False)
+    points, normals = surface.points[pick], surface.normals[pick]
     for mesh in meshes:
         # strictly inside: both sides of the point inside (its own mesh has it outside on one)
-        ahead, behind = (_winding(mesh.vertices, mesh.faces, surface.points + e * surface.normals)
+        ahead, behind = (_winding(mesh.vertices, mesh.faces, points + e * normals)
                          for e in (1e-6, -1e-6))
         assert not np.any((ahead > 0.5) & (behind > 0.5))
     assert surface.area < sum(s.area for s in surface.shapes) - 0.01
@@ -531,7 +571,7 @@ def test_not_a_urdf_raises(tmp_path):
         with pytest.raises(URDFError):
             load_collision_geometry(source)
     for kwargs in ({'spacing': 0}, {'spacing': float('nan')}, {'coarse_spacing': 0.001},
-                   {'package_paths': 3}, {'max_points': 0}):
+                   {'package_paths': 3}, {'package_paths': {'p': 3}}, {'max_points': 0}):
         with pytest.raises(InputError):
             load_collision_geometry('<robot name="r"/>', **kwargs)
 

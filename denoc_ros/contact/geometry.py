@@ -293,16 +293,16 @@ class _Resolver:
 
     def __init__(self, package_paths, folder):
         self.named, self.roots = {}, []
-        if isinstance(package_paths, dict):
-            self.named = {str(k): pathlib.Path(v) for k, v in package_paths.items()}
-        elif isinstance(package_paths, (str, os.PathLike)):
-            self.roots = [pathlib.Path(package_paths)]
-        elif package_paths is not None:
-            try:
+        try:
+            if isinstance(package_paths, dict):
+                self.named = {str(k): pathlib.Path(v) for k, v in package_paths.items()}
+            elif isinstance(package_paths, (str, os.PathLike)):
+                self.roots = [pathlib.Path(package_paths)]
+            elif package_paths is not None:
                 self.roots = [pathlib.Path(p) for p in package_paths]
-            except TypeError:
-                raise InputError('package_paths must be a dict {package: directory} or a list '
-                                 f'of directories, not {package_paths!r}'[:200]) from None
+        except TypeError:
+            raise InputError('package_paths must be a dict {package: directory} or a list of '
+                             f'directories, not {package_paths!r}'[:200]) from None
         self.folder = folder
         self.cache = {}
 
