@@ -36,11 +36,12 @@ Sampling (per link, deterministic: the generator is seeded with :data:`SEED` and
    1986). The points are then at least ``0.9 spacing`` apart, their mean nearest-neighbour
    distance is about ``spacing`` (about ``0.65 / spacing**2`` points per m^2), and the density
    stays area-uniform (the thinning is isotropic);
-4. coarse clusters: the same thinning of the fine points with radius ``coarse_spacing / 2`` in
-   the space ``(p, n coarse_spacing / 2)`` picks the cluster representatives; every point joins
-   the nearest representative in that space, hence lies within ``coarse_spacing / 2`` of it
-   (clusters at most ``coarse_spacing`` across) and never joins a cluster whose normal differs
-   by more than 60 degrees from its own (the two sides of a thin plate are separate clusters).
+4. coarse clusters: the same thinning of the fine points with radius ``r = THIN *
+   coarse_spacing`` in the space ``(p, r n)`` picks the cluster representatives (their mean
+   nearest-neighbour distance is about ``coarse_spacing``); every point joins the nearest
+   representative in that space, hence lies within ``r`` of it and never joins a cluster whose
+   normal differs by more than 60 degrees from its own (the two sides of a thin plate are
+   separate clusters).
 
 Meshes are read with ``trimesh`` (STL, OBJ, and DAE through ``pycollada``). A watertight mesh
 has its winding made consistent and outward (trimesh's ``fix_normals``: a positive volume); a
@@ -821,25 +822,31 @@ class _RayGrid:
         self.keys, self.triangle = keys[order], triangle[order]
         self.tri = tri
 
-    def contains(self, points, chunk=20000):
+    def contains(self, points, pairs=400000):
         """Return which points lie inside the closed mesh (odd number of crossings above)."""
-        out = np.zeros(len(points), dtype=bool)
-        for start in range(0, len(points), chunk):
-            out[start:start + chunk] = self._contains(points[start:start + chunk])
-        return out
-
-    def _contains(self, points):
         p = points @ _RAY_FRAME.T
         cell = np.floor((p[:, :2] - self.origin) / self.cell).astype(np.int64)
         valid = np.all((cell >= 0) & (cell < self.shape), axis=1)
         keys = cell[:, 0] * self.shape[1] + cell[:, 1]
         begin = np.searchsorted(self.keys, keys, side='left')
-        end = np.searchsorted(self.keys, keys, side='right')
-        counts = np.where(valid, end - begin, 0)
-        point = np.repeat(np.arange(len(points)), counts)
+        counts = np.where(valid, np.searchsorted(self.keys, keys, side='right') - begin, 0)
+        out = np.zeros(len(points), dtype=bool)
+        total = np.cumsum(counts)
+        start = 0
+        while start < len(points):     # chunks of about ``pairs`` point-triangle pairs
+            done = total[start - 1] if start else 0
+            stop = max(int(np.searchsorted(total, done + pairs, side='right')), start + 1)
+            out[start:stop] = self._crossed(p[start:stop], begin[start:stop],
+                                            counts[start:stop])
+            start = stop
+        return out
+
+    def _crossed(self, p, begin, counts):
+        """Return the parity of the crossings above each point (rotated points, their cells)."""
+        point = np.repeat(np.arange(len(p)), counts)
         if len(point) == 0:
-            return np.zeros(len(points), dtype=bool)
-        index = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+            return np.zeros(len(p), dtype=bool)
+        index = np.arange(len(point)) - np.repeat(np.cumsum(counts) - counts, counts)
         t = self.tri[self.triangle[np.repeat(begin, counts) + index]]   # (pairs, 3, 3)
         q = p[point]
         a, b, c = t[:, 0], t[:, 1], t[:, 2]
@@ -852,8 +859,7 @@ class _RayGrid:
         with np.errstate(invalid='ignore', divide='ignore'):
             z = (w0 * a[:, 2] + w1 * b[:, 2] + w2 * c[:, 2]) / total
         hit &= z > q[:, 2]
-        crossings = np.bincount(point[hit], minlength=len(points))
-        return crossings % 2 == 1
+        return np.bincount(point[hit], minlength=len(p)) % 2 == 1
 
 
 def _edge(a, b, q):
@@ -926,9 +932,9 @@ def _link_surface(link, shapes, spacing, coarse_spacing, max_points, notes):
     points, normals = points[order], normals[order]
     kept = _thin(points, THIN * used)
     points, normals = points[kept], normals[kept]
-    half = 0.5 * coarse_spacing
-    features = np.hstack([points, half * normals])
-    centres = _thin(features, half)
+    radius = THIN * coarse_spacing
+    features = np.hstack([points, radius * normals])
+    centres = _thin(features, radius)
     _, cluster = cKDTree(features[centres]).query(features)
     return LinkSurface(link, points, normals, cluster, points[centres], normals[centres],
                        float(outer_area), tuple(shapes), used)
