@@ -28,8 +28,12 @@ Sampling (per link, deterministic: the generator is seeded with :data:`SEED` and
    area, then uniform barycentric coordinates ``(1 - sqrt(u), sqrt(u) (1 - v), sqrt(u) v)``,
    Osada et al., ACM TOG 21(4), 2002, Eq. 1), each with its shape's outward normal;
 2. a candidate strictly inside another solid of the same link is dropped (primitives always,
-   meshes when watertight): the link's surface is the outer surface of the union, and its
-   ``area`` is the shapes' area times the fraction of candidates kept;
+   by their closed-form signed distance; meshes when watertight, by ray parity, the Jordan
+   curve theorem, on a grid of the triangles), and so is one on another primitive's surface
+   where the two surfaces face each other (a wall inside the union) or where that primitive
+   comes first in the file (coincident faces count once): the link's surface is the outer
+   surface of the union, and its ``area`` is the shapes' area times the fraction of candidates
+   kept;
 3. Poisson-disk thinning: the candidates in random order, each kept unless a kept one lies
    within ``THIN * spacing`` (the lexicographically first maximal independent set of the
    candidates' neighbour graph, computed in rounds of local minima, Luby, SIAM J. Comput. 15(4),
@@ -43,12 +47,18 @@ Sampling (per link, deterministic: the generator is seeded with :data:`SEED` and
    normal differs by more than 60 degrees from its own (the two sides of a thin plate are
    separate clusters).
 
-Meshes are read with ``trimesh`` (STL, OBJ, and DAE through ``pycollada``). A watertight mesh
-has its winding made consistent and outward (trimesh's ``fix_normals``: a positive volume); a
-mesh that is not watertight keeps the winding of its file (its normals point where the file's
-counter-clockwise faces say, as RViz and the physics engines read it), mirrored back when the
-``scale`` has an odd number of negative factors. A mesh that cannot be read is named in
-``warnings`` and its link goes without it.
+Meshes: binary STL is read directly, ASCII STL, OBJ and DAE (through ``pycollada``) with
+``trimesh``; a COLLADA file's ``<unit meter>`` is applied, as RViz's mesh loader does
+(``getMeshUnitRescale``), its ``<up_axis>`` is not (trimesh and coal's assimp reader ignore it
+as well). Vertices within 1e-8 m are merged (trimesh's tolerance)
+and degenerate triangles dropped. A mesh is watertight when every edge is shared by exactly
+two triangles; a watertight mesh has its winding made consistent (faces flipped across the
+edges they share) and outward (a positive volume, divergence theorem). A mesh that is not
+watertight keeps the winding of its file: its normals point where the file's counter-clockwise
+faces say, as RViz and the physics engines read it (mirrored back when the ``scale`` has an
+odd number of negative factors); where the file is wound inconsistently, so are its normals.
+A mesh that cannot be read (missing, corrupt, empty, unknown format, an unresolvable
+``package://``) is named in ``warnings`` and its link goes without it.
 """
 
 from dataclasses import dataclass, fields
@@ -372,9 +382,8 @@ class _MeshReader:
     """
     Read mesh files, each file once per call: binary STL directly, the rest through trimesh.
 
-    Vertices closer than :data:`_MERGE` on every axis are merged (the same tolerance as
-    trimesh's), degenerate triangles dropped; a COLLADA file's ``<unit meter>`` is applied (as
-    RViz does; its ``<up_axis>`` is not, as neither RViz nor assimp/coal apply it).
+    Vertices on the same point of a :data:`_MERGE` grid are merged (trimesh's tolerance),
+    degenerate triangles dropped; a COLLADA file's ``<unit meter>`` is applied (module doc).
     """
 
     def __init__(self):
