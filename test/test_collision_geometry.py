@@ -569,6 +569,9 @@ def test_unreadable_meshes_warn_and_never_raise(tmp_path):
         'partly': _collision('<box size="0.1 0.1 0.1"/>')
         + _collision('<mesh filename="missing.stl"/>'),
         'bare': '',
+        'plane': _collision('<plane normal="0 0 1"/>'),
+        'nolength': _collision('<cylinder radius="0.1"/>'),
+        'nan': _collision('<sphere radius="0.1"/>', xyz=('nan', 0, 0)),
     }
     urdf = tmp_path / 'robot.urdf'
     urdf.write_text(_urdf(links))
@@ -576,12 +579,13 @@ def test_unreadable_meshes_warn_and_never_raise(tmp_path):
         geometry = load_collision_geometry(urdf)
     assert set(geometry.surfaces) == {'partly'}
     assert len(geometry.surfaces['partly'].shapes) == 1
-    assert set(geometry.unreadable) == {'missing', 'corrupt', 'nowhere', 'empty', 'ogre'}
-    assert set(geometry.links_without_geometry) == {'missing', 'corrupt', 'nowhere', 'empty',
-                                                    'ogre', 'bare'}
+    unusable = {'missing', 'corrupt', 'nowhere', 'empty', 'ogre', 'plane', 'nolength', 'nan'}
+    assert set(geometry.unreadable) == unusable
+    assert set(geometry.links_without_geometry) == unusable | {'bare'}
     for link, name in [('missing', 'missing.stl'), ('corrupt', 'corrupt.stl'),
                        ('nowhere', 'no_such_pkg_31'), ('empty', 'empty.stl'),
-                       ('ogre', 'ogre.mesh'), ('partly', 'missing.stl')]:
+                       ('ogre', 'ogre.mesh'), ('partly', 'missing.stl'), ('plane', '<plane>'),
+                       ('nolength', 'length'), ('nan', 'nan')]:
         lines = [w for w in geometry.warnings if f"'{link}'" in w]
         assert len(lines) == 1 and name in lines[0], (link, geometry.warnings)
     assert [str(w.message) for w in record] == list(geometry.warnings)

@@ -528,7 +528,8 @@ def _shape(element, link, resolver, reader, notes):
         ball = shape.tag == 'capsule' and size[0] > 0.0 and size[1] == 0.0   # length 0
         usable = bool(np.all(size > 0.0)) or ball
         if not usable:
-            notes.append(f'{what}: <{shape.tag}> of size {tuple(size)} has no surface: left out')
+            notes.append(f'{what}: <{shape.tag}> of size {tuple(size.tolist())} has no surface: '
+                         'left out')
             return None
         vertices, faces = _tessellate(shape.tag, size)
         return Shape(shape.tag, rotation, translation, tuple(size), '',
@@ -539,7 +540,8 @@ def _shape(element, link, resolver, reader, notes):
         notes.append(f'{what}: mesh {filename!r}: {reason}: left out')
         return None
     if not np.all(size != 0.0):
-        notes.append(f'{what}: mesh {str(path)!r} has a zero scale {tuple(size)}: left out')
+        notes.append(f'{what}: mesh {str(path)!r} has a zero scale {tuple(size.tolist())}: '
+                     'left out')
         return None
     try:
         vertices, faces, watertight, consistent = reader.read(path)
