@@ -77,6 +77,10 @@ BAND = 2.0
 UNEXPLAINED_SIGMAS = 4.0
 #: Share of the candidates' weight on the chosen link's body needed to call it located.
 BODY_SHARE = 0.95
+#: Samples refined off the grid: within the band plus this (chi-square) of the best, ...
+REFINE_REACH = 25.0
+#: ... the best of this many clusters (and each link's best).
+REFINED_SAMPLES = 24
 #: Clusters refined (the best by their coarse point's score).
 MAX_REFINED_CLUSTERS = 48
 #: Candidates returned at most, one per cluster (the covariance uses every point).
@@ -542,18 +546,37 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     r2 = np.concatenate((f_r2, c_r2[rest]))
     force = np.concatenate((f_force, c_force[rest]))
     area = np.concatenate((surf.area[f_idx], surf.coarse_area[r_idx]))
+    # The best sample of each cluster within reach refined off the sampling grid (within one
+    # spacing, in its tangent plane): a sample half a spacing from the contact leaves a moment
+    # error of |F| times that, which must decide neither between links nor between the points
+    # where a line of action crosses the surface. The best REFINED_SAMPLES clusters, each link's
+    # best among them.
+    p_link = p_link.copy()
+    scored = r2 + penalty[owner]
+    near = np.flatnonzero(scored <= scored.min() + band2 + REFINE_REACH)
+    near = near[np.lexsort((scored[near], cluster[near], owner[near]))]
+    key = owner[near] * (len(surf.start) + 1) + cluster[near]
+    heads = near[np.r_[True, key[1:] != key[:-1]]]
+    heads = heads[np.argsort(scored[heads], kind='stable')]
+    chosen = list(heads[:REFINED_SAMPLES])
+    for L_ in np.unique(owner[heads]):
+        first = heads[owner[heads] == L_][0]
+        if first not in chosen:
+            chosen.append(first)
+    for k_ in chosen:
+        L_ = owner[k_]
+        better = _refine(tau_w, Rs[L_], Js[L_], p_link[k_], n_link[k_], force[k_],
+                         geometry.spacing, mu, lam)
+        r2[k_], p_link[k_], force[k_] = better
     r_min2 = float(r2.min())
 
     # Unexplained: the best residual is not what noise on n joints leaves (chi-square with n
     # degrees of freedom, UNEXPLAINED_SIGMAS of its standard deviations above its mean), or a
     # body without a surface explains the torques markedly better than any surface point.
-    # The best sample refined off the sampling grid (within one spacing, in its tangent plane):
-    # sampling alone leaves a moment error of |F| times up to half a spacing.
     k0 = int(np.argmin(r2))
     L0 = owner[k0]
-    refined0 = _refine(tau_w, Rs[L0], Js[L0], p_link[k0], n_link[k0], force[k0],
-                       geometry.spacing, mu, lam)
-    fit2 = min(refined0[0], r_min2)
+    refined0 = (float(r2[k0]), p_link[k0], force[k0])
+    fit2 = r_min2
     limit2 = n + UNEXPLAINED_SIGMAS * math.sqrt(2.0 * n)
     # A moving body without a surface (no collision geometry, or none readable) that could have
     # been touched: the best wrench on it, scored as the surface points are, bounds what a
@@ -604,9 +627,7 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     keep = sub[first]
     keep = keep[np.argsort(s2[within][keep], kind='stable')][:MAX_CANDIDATES]
     name = surf.names[link]
-    _, point, f_best = (refined0 if k == k0 else
-                        _refine(tau_w, R, Js[link], p_link[k], n_link[k], force[k],
-                                geometry.spacing, mu, lam))
+    point, f_best = p_link[k].copy(), force[k].copy()
     residual = _residual(tau, R, Js[link] / scale, point, f_best)
     if located:
         message = (f'{name} at {_fmt(point)} (link frame), '
@@ -703,8 +724,11 @@ def refine_point(tau, R, J, x, m, F, step, mu, lam, iterations, x_out, F_out):
                     s_ += A[j, p] * A[j, q]
                 N[p, q] = s_
                 N[q, p] = s_
+        # Levenberg's damping, relative to the system's scale, keeps it regular where the point
+        # cannot move the torques (a prismatic link, a zero force).
+        damp = 1e-9 * (N[0, 0] + N[1, 1] + N[2, 2] + N[3, 3] + N[4, 4]) + 1e-300
         for p in range(5):
-            N[p, p] += lam if p < 3 else 1e-12
+            N[p, p] += (lam if p < 3 else 0.0) + damp
         delta = np.linalg.solve(N, rhs)
         na, nb_ = a_ + delta[3], b_ + delta[4]
         length = math.sqrt(na * na + nb_ * nb_)
