@@ -76,11 +76,13 @@ BAND = 2.0
 #: Best residual above this many sigmas: no single contact explains the torques.
 UNEXPLAINED_SIGMAS = 4.0
 #: Share of the candidates' weight on the chosen link's body needed to call it located.
-BODY_SHARE = 0.95
+BODY_SHARE = 0.9
 #: Samples refined off the grid: within the band plus this (chi-square) of the best, ...
 REFINE_REACH = 25.0
 #: ... the best of this many clusters (and each link's best).
 REFINED_SAMPLES = 24
+#: Gauss-Newton steps of a refinement.
+REFINE_ITERATIONS = 6
 #: Clusters refined (the best by their coarse point's score).
 MAX_REFINED_CLUSTERS = 48
 #: Candidates returned at most, one per cluster (the covariance uses every point).
@@ -554,11 +556,8 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
         first = heads[owner[heads] == L_][0]
         if first not in chosen:
             chosen.append(first)
-    for k_ in chosen:
-        L_ = owner[k_]
-        better = _refine(tau_w, Rs[L_], Js[L_], p_link[k_], n_link[k_], force[k_],
-                         geometry.spacing, mu, lam)
-        r2[k_], p_link[k_], force[k_] = better
+    refine_samples(tau_w, Rs, Js, owner, np.asarray(chosen, dtype=np.int64), p_link, n_link,
+                   force, r2, geometry.spacing, mu, lam)
     r_min2 = float(r2.min())
 
     # Unexplained: the best residual is not what noise on n joints leaves (chi-square with n
@@ -750,13 +749,16 @@ def refine_point(tau, R, J, x, m, F, step, mu, lam, iterations, x_out, F_out):
     return best
 
 
-def _refine(tau_w, R, J_w, x, m, F, step, mu, lam, iterations=6):
-    """Return (r2, x, F) of :func:`refine_point` (a new point and force, link frame/base axes)."""
+@jit
+def refine_samples(tau, Rs, Js, owner, chosen, points, normals, force, r2, step, mu, lam):
+    """Refine the samples ``chosen`` in place (:func:`refine_point`: point, force, r^2)."""
     x_out, F_out = np.empty(3), np.empty(3)
-    r2 = refine_point(tau_w, R, J_w, np.ascontiguousarray(x, dtype=float),
-                      np.ascontiguousarray(m, dtype=float), np.asarray(F, dtype=float), step,
-                      mu, lam, iterations, x_out, F_out)
-    return r2, x_out, F_out
+    for k in chosen:
+        L = owner[k]
+        r2[k] = refine_point(tau, Rs[L], Js[L], points[k], normals[k], force[k], step, mu, lam,
+                             REFINE_ITERATIONS, x_out, F_out)
+        points[k, :] = x_out
+        force[k, :] = F_out
 
 
 def _residual(tau, R, J, x, F):
