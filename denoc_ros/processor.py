@@ -33,15 +33,18 @@ With ``contact_localization`` on and collision geometry given
 makes one :func:`denoc_ros.locate_contact` call with the observer's estimate and the contact
 thresholds (the release thresholds for joints already in contact, so that the locator and the
 flags agree), and each joint's noise: ``contact_noise`` where given, else what the observer
-shows while nothing touches the arm (:class:`RestNoise`): the touched link, point and force in
+shows while nothing touches the arm (:class:`denoc_ros.contact.TorqueNoise`, fed each estimate
+:data:`HOLD` observer time constants late and leaving out as long after a contact, so that
+neither the rise of a push before it is flagged nor its decay is taken for noise): the touched
+link, point and force in
 :attr:`Outputs.contact_location`. A locator slower than the joint states takes at most
 ``contact_time_share`` of the stamp time (the states between keep no location). Off, it costs
 the joint-state path one attribute test.
 """
 
+import collections
 import copy
 from dataclasses import dataclass, field
-import inspect
 import math
 import time
 from typing import List, Optional
@@ -49,6 +52,7 @@ from typing import List, Optional
 import numpy as np
 
 from .contact.locate import locate_contact
+from .contact.noise import TorqueNoise
 from .dynamics import compute_all_terms, frame_pose, Workspace
 from .dynamics.all_terms import problems as pass_problems
 from .dynamics.momentum_observer import REPEATED, STEP
@@ -59,10 +63,10 @@ from .identification.payload_window import PayloadWindow
 from .observer import ContactMonitor
 from .payload import attach_payload, attached_payloads, base_model, detach_payload
 
-__all__ = ['DynamicsProcessor', 'Outputs', 'ProcessorSettings', 'RestNoise', 'Statistics']
+__all__ = ['DynamicsProcessor', 'HOLD', 'Outputs', 'ProcessorSettings', 'Statistics']
 
-DEFAULT_NOISE = inspect.signature(locate_contact).parameters['noise'].default
-"""The locator's own noise [N m], used until the noise at rest is measured."""
+HOLD = 5.0
+"""Observer time constants (1/K_O) before and after a contact the noise at rest leaves out."""
 
 
 @dataclass
@@ -85,53 +89,6 @@ class ProcessorSettings:
     contact_noise: object = 0.0          # N m, one or per joint; 0: measured at rest
     contact_relative_noise: float = 0.05  # fraction of |tau_ext| (model error)
     contact_time_share: float = 0.5      # of stamp time localization may take; 0: every state
-
-
-class RestNoise:
-    """
-    Each joint's noise of the external torque estimate while nothing touches the arm.
-
-    The root mean square of the observer's estimate over the joint states out of contact: a
-    running mean over the first :attr:`SAMPLES`, then an exponentially weighted one over about
-    that many (1 s at 1 kHz). It holds sensor noise, model error and effort bias alike, which is
-    what the locator must tell a contact from. An estimate counts only once :attr:`DELAY` more
-    joint states passed without contact (:meth:`discard` drops the pending ones when a contact
-    is flagged): the rise of a push before it crosses the threshold is no noise. :meth:`sigma`
-    is None until :attr:`MINIMUM` estimates counted.
-    """
-
-    SAMPLES = 1000
-    MINIMUM = 200
-    DELAY = 50
-    FLOOR = 0.01   # [N m]: no joint is trusted beyond this
-
-    def __init__(self, n):
-        self.mean_square = np.zeros(n)
-        self.count = 0
-        self._pending = np.zeros((self.DELAY, n))
-        self._next = self._held = 0
-
-    def update(self, r):
-        """Take one estimate ``r`` (n,) of a joint state out of contact."""
-        pending, k = self._pending, self._next
-        if self._held == self.DELAY:   # the oldest pending estimate counts now
-            self.count += 1
-            weight = 1.0 / min(self.count, self.SAMPLES)
-            self.mean_square += weight * (pending[k] ** 2 - self.mean_square)
-        else:
-            self._held += 1
-        pending[k] = r
-        self._next = (k + 1) % self.DELAY
-
-    def discard(self):
-        """Drop the estimates not counted yet (a contact began)."""
-        self._held = 0
-
-    def sigma(self):
-        """Return the per-joint noise [N m] (at least FLOOR), None before MINIMUM estimates."""
-        if self.count < self.MINIMUM:
-            return None
-        return np.maximum(np.sqrt(self.mean_square), self.FLOOR)
 
 
 class Statistics:
@@ -249,7 +206,9 @@ class DynamicsProcessor:
         self._localizing = False   # contact_localization on and possible
         self._located = False      # the last location said in contact (its end is reported)
         self._next_locate = self._last_locate = -math.inf   # stamps [s] (contact_time_share)
-        self.rest_noise = RestNoise(model.nv)
+        self.torque_noise = None   # TorqueNoise of the model in use
+        self._rise = collections.deque()   # (t, tau_ext) not yet given to torque_noise
+        self._contact_t = -math.inf        # stamp [s] of the last joint state in contact
         self.latest = None       # (q, qd, effort or None) of the last joint state answered
         self._reference = None   # ((q_d, qd_d, qdd_d), monotonic receive time)
         self.install_model(model)
@@ -300,6 +259,9 @@ class DynamicsProcessor:
         else:
             self.observer = self.detector = None
             self.observer_note = 'off (observer_gain 0)'
+        self.torque_noise = TorqueNoise(model.nv)   # the model, payload or friction changed
+        self._rise.clear()
+        self._hold = HOLD / s.observer_gain if s.observer_gain > 0.0 else 0.0
         self._localization_setup()
 
     @property
@@ -316,8 +278,6 @@ class DynamicsProcessor:
         """Decide whether contact localization runs, and say why not in ``localization_note``."""
         s, model, geometry = self.settings, self.model, self.geometry
         self._localizing = False
-        if self.rest_noise.mean_square.shape != (model.nv,):
-            self.rest_noise = RestNoise(model.nv)
         if not s.contact_localization:
             self.localization_note = 'off'
         elif model.floating:
@@ -466,15 +426,13 @@ class DynamicsProcessor:
             if self.observer.initialized:
                 self.reset_observer('joint states without efforts')
         if self._localizing:
+            if out.external_torques is not None:
+                self._measure_noise(t, out)
             if out.in_contact:
-                self.rest_noise.discard()
                 if locate and (t >= self._next_locate or t < self._last_locate):
                     self._locate(out, q, t)
-            else:
-                if out.external_torques is not None:
-                    self.rest_noise.update(out.external_torques)
-                if self._located:
-                    out.contact_ended, self._located = True, False
+            elif self._located:
+                out.contact_ended, self._located = True, False
         stats.published += 1
         stats.compute_time(time.perf_counter() - start)
         return out
@@ -541,14 +499,25 @@ class DynamicsProcessor:
         out.contact_rotation = rotation
         self._located = location.in_contact
 
+    def _measure_noise(self, t, out):
+        """Give torque_noise the estimates older than HOLD time constants (module docstring)."""
+        rise, noise, hold = self._rise, self.torque_noise, self._hold
+        if out.in_contact or 0.0 <= t - self._contact_t < hold:
+            while rise:   # a push's rise, then the contact and its decay: no noise
+                noise.update(*rise.popleft(), True)
+            noise.update(t, out.external_torques, True)
+            if out.in_contact:
+                self._contact_t = t
+            return
+        rise.append((t, out.external_torques.copy()))
+        while rise and t - rise[0][0] >= hold:
+            noise.update(*rise.popleft(), False)
+
     def noise(self):
         """Return the per-joint noise [N m] for the locator: ``contact_noise``, else measured."""
         given = np.broadcast_to(np.asarray(self.settings.contact_noise, dtype=float),
                                 (self.model.nv,))
-        measured = self.rest_noise.sigma()
-        if measured is None:  # nothing measured yet: the locator's default where not given
-            measured = np.full(self.model.nv, DEFAULT_NOISE)
-        return np.where(given > 0.0, given, measured)
+        return np.where(given > 0.0, given, self.torque_noise.sigma)
 
     def _floating_prediction(self, q, qd, tau, problems):
         """Return the prediction of a floating-base model (Lie-group RK4, not compiled)."""

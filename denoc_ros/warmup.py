@@ -141,11 +141,42 @@ def compile_payload_estimate():
     return window.estimate(model, 'tool0', friction=True)
 
 
+def compile_locator():
+    """
+    Locate a push as the dynamics node does with ``contact_localization`` on.
+
+    The bundled Panda with a box on link 7 and a cylinder on link 4 for collision geometry,
+    a 30 N push into the box: the locator's kernels compile (surface search, refinement).
+    """
+    from .contact.geometry import load_collision_geometry
+    from .processor import DynamicsProcessor, ProcessorSettings
+    text = bundled_urdf('panda').read_text()
+    for link, shape in (('panda_link7', '<box size="0.08 0.08 0.14"/>'),
+                        ('panda_link4', '<cylinder radius="0.06" length="0.12"/>')):
+        head = f'<link name="{link}">'
+        text = text.replace(head, f'{head}<collision><geometry>{shape}</geometry></collision>')
+    model = load_urdf(text)
+    geometry = load_collision_geometry(text)
+    q = np.array([0.3, -0.5, 0.2, -2.0, 0.1, 1.5, 0.4])
+    R, o = frame_pose(model, q, 'panda_link7')
+    J = jacobian(model, q, 'panda_link7')
+    arm = R @ np.array([0.04, 0.0, 0.03])   # a point on the box's +x face, from the origin
+    tau = (J[:3] - np.cross(arm, J[3:].T).T).T @ (R @ np.array([-30.0, 0.0, 0.0]))
+    settings = ProcessorSettings(contact_localization=True, contact_time_share=0.0)
+    warm_up_processor(model, settings, geometry)
+    processor = DynamicsProcessor(model, settings, geometry)
+    g = gravity_torques(model, q)
+    for k in range(120):
+        processor.process(k * 0.001, q, np.zeros(7), g - (tau if k >= 20 else 0.0))
+    return processor.last_location
+
+
 def main():
     """Compile the kernels and say how long it took."""
     start = time.perf_counter()
     compile_kernels()
     compile_payload_estimate()
+    compile_locator()
     print(f'denoc_ros kernels ready ({time.perf_counter() - start:.1f} s)')
     return 0
 

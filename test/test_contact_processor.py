@@ -31,7 +31,8 @@ import re
 
 from conftest import require_oracle
 import denoc_ros as dr
-from denoc_ros.processor import DynamicsProcessor, ProcessorSettings, RestNoise
+from denoc_ros.contact.noise import TorqueNoise
+from denoc_ros.processor import DynamicsProcessor, HOLD, ProcessorSettings
 from denoc_ros.resources import bundled_urdf
 import numpy as np
 import pytest
@@ -40,7 +41,7 @@ pin = require_oracle('pinocchio')
 
 Q = np.array([0.3, -0.5, 0.2, -2.0, 0.1, 1.5, 0.4])   # far from singularities
 RATE = 1000.0
-PUSH_AT = 0.25  # [s]: the noise at rest is measured before (RestNoise.MINIMUM joint states)
+PUSH_AT = 0.25  # [s]: the noise at rest is measured before
 POINT_TOLERANCE = 0.02   # [m]: the locator's resolution; fine samples are ~5 mm apart
 FORCE_TOLERANCE = 0.15   # relative: the force at a sample up to a few mm from the truth
 
@@ -198,7 +199,7 @@ def test_located_as_a_direct_call_and_at_the_truth(robot, link, theta, height, m
     out = outs[-1]
     np.testing.assert_allclose(out.external_torques, tau_ext, atol=1e-4)
     noise = processor.noise()
-    np.testing.assert_array_equal(noise, RestNoise.FLOOR)   # exact torques at rest: zero
+    np.testing.assert_array_equal(noise, processor.torque_noise.floor)   # exact torques: 0
     got = out.contact_location
     direct = dr.locate_contact(model, geometry, Q, out.external_torques.copy(),
                                threshold=processor.detector.thresholds, noise=noise,
@@ -344,29 +345,31 @@ def test_floating_base_observer_off_and_off(robot):
     assert off.localizing
 
 
-def test_rest_noise_is_the_rms_at_rest_without_the_rise_of_a_push():
-    """RestNoise: the RMS of estimates at rest (std 0.1, 0.5 N m); a discarded rise not in it."""
-    rng = np.random.default_rng(4)
-    noise = RestNoise(2)
-    std = np.array([0.1, 0.5])
-    for k in range(RestNoise.MINIMUM + RestNoise.DELAY - 1):
-        noise.update(rng.normal(0.0, std))
-    assert noise.sigma() is None                 # MINIMUM estimates not yet counted
-    noise.update(rng.normal(0.0, std))
-    np.testing.assert_allclose(noise.sigma(), std, rtol=0.15)
-    for _ in range(3000):
-        noise.update(rng.normal(0.0, std))
-    before = noise.sigma()
-    np.testing.assert_allclose(before, std, rtol=0.1)   # ~1000 samples: within 10 %
-    for k in range(30):                          # a push rising towards its threshold ...
-        noise.update(np.array([0.2 * k, 0.0]))
-    noise.discard()                              # ... until the contact was flagged
-    noise.update(rng.normal(0.0, std))
-    np.testing.assert_allclose(noise.sigma(), before, rtol=0.01)
-    quiet = RestNoise(1)
-    for _ in range(RestNoise.MINIMUM + RestNoise.DELAY):
-        quiet.update(np.zeros(1))
-    assert quiet.sigma()[0] == RestNoise.FLOOR
+def test_the_noise_at_rest_leaves_out_the_rise_of_a_push(robot):
+    """The observer's rise before a contact is flagged and its decay after are no noise."""
+    _, model, arm, geometry = robot
+    point, normal = side_point('panda_link7', 0.7, 0.04)
+    R, _ = arm.pose(Q, 'panda_link7')
+    tau_ext = arm.push_torques(Q, 'panda_link7', point, push_force(R, normal, 30.0))
+    processor = processor_for(model, geometry)
+    outs = run_still(processor, arm, lambda t: tau_ext if 0.3 <= t < 0.4 else np.zeros(7),
+                     duration=1.0, locate_from=2.0)
+    flagged = [k for k, o in enumerate(outs) if o.in_contact]
+    rise = flagged[0] - 300
+    print(f'\ncontact flagged {rise} joint states after the push began; held {HOLD / 50} s')
+    assert 0 < rise < HOLD / 50.0 * RATE
+    np.testing.assert_array_equal(processor.noise(), processor.torque_noise.floor)
+    # fed at once, with the flags alone, the rise (and the decay after the push) count
+    naive = TorqueNoise(7)
+    g = arm.gravity(Q)
+    replay = DynamicsProcessor(model, ProcessorSettings(), geometry)
+    for k in range(1000):
+        t = 10.0 + k / RATE
+        effort = g - (tau_ext if 0.3 <= k / RATE < 0.4 else np.zeros(7))
+        out = replay.process(t, Q.copy(), np.zeros(7), effort)
+        naive.update(t, out.external_torques, out.in_contact)
+    print(f'naive noise: {np.round(naive.sigma, 3)} N m')
+    assert naive.sigma.max() > 5 * naive.floor
 
 
 def test_a_slow_locator_takes_its_share_of_the_time(robot, monkeypatch):
