@@ -22,9 +22,10 @@ exist. A probe publishes joint states of the still arm whose efforts imply a pus
 from Pinocchio), from 0.3 s to 0.6 s, and checks ``~/contact_location`` (link, point and force
 against the truth, one ``in_contact: false`` when the push ends), ``~/contact_markers`` (sphere
 on the link at the point, arrow into the surface, label; DELETEALL at the end), the diagnostics
-(the unreadable mesh named, the localization's cost) and the log (the mesh named once). Then the
-robot description changes at run time to the bundled Panda, which has no collision geometry: the
-node says so and goes on.
+(the unreadable mesh named, the localization's cost) and the log (the mesh named once). Then
+pushes on links 4 and 7 at once: 'unexplained', no point, the label alone. Then the robot
+description changes at run time to the bundled Panda, which has no collision geometry: the node
+says so and goes on.
 """
 
 import os
@@ -51,6 +52,7 @@ MISSING_MESH = 'package://no_such_package/meshes/link5.stl'
 LINK, THETA, HEIGHT, FORCE = 'panda_link7', 0.7, 0.04, 30.0
 PUSH = (0.3, 0.6)     # [s] of the stream's time: the noise at rest is measured before
 END = 0.9
+TWO = (0.95, 1.2)     # two pushes at once
 RATE = 1000.0
 
 
@@ -97,13 +99,12 @@ class Probe:
         self.node.destroy_node()
 
 
-def stream(probe, names, g, tau_ext, t0=0.0, t1=END):
+def stream(probe, names, g, tau_ext_at, t0=0.0, t1=END):
     """Publish the still arm's joint states from t0 to t1; wait for each ~/contact answer."""
     for k in range(int(round(t0 * RATE)), int(round(t1 * RATE))):
         t = k / RATE
-        pushed = PUSH[0] <= t < PUSH[1]
         msg = JointState(name=list(names), position=Q.tolist(), velocity=[0.0] * 7,
-                         effort=(g - tau_ext if pushed else g).tolist())
+                         effort=(g - tau_ext_at(t)).tolist())
         msg.header.stamp.sec = 50 + int(t)
         msg.header.stamp.nanosec = int(round((t - int(t)) * 1e9))
         before = len(probe.received['contact'])
@@ -161,7 +162,7 @@ def test_node_locates_a_push_and_its_end(tmp_path, rclpy_context):
             and all(s.get_publisher_count() > 0 for s in probe.subs)), timeout=60.0), \
             _stop(process)[1]
         start = time.monotonic()
-        stream(probe, names, g, tau_ext)
+        stream(probe, names, g, lambda t: tau_ext if PUSH[0] <= t < PUSH[1] else np.zeros(7))
         print(f'\n{int(END * RATE)} joint states answered in {time.monotonic() - start:.1f} s')
         status, values = diagnostic_values(probe, time.monotonic())
 
@@ -221,11 +222,35 @@ def test_node_locates_a_push_and_its_end(tmp_path, rclpy_context):
         print('localization per period (mean ms, max ms, count): ' + ', '.join(
             f'({mean:.3f}, {top:.3f}, {count})' for mean, top, count in costs))
 
+        # two pushes at once (link 4 too): unexplained, the label alone, at the base
+        p4, n4 = side_point('panda_link4', 1.0, 0.0)
+        R4, _ = arm.pose(Q, 'panda_link4')
+        both = tau_ext + arm.push_torques(Q, 'panda_link4', p4, push_force(R4, n4, 40.0))
+        for key in ('location', 'markers'):
+            probe.received[key].clear()
+        stream(probe, names, g, lambda t: both if TWO[0] <= t < TWO[1] else np.zeros(7), END,
+               TWO[1] + 0.1)
+        locations = probe.received['location']
+        settled = [m for m in locations if TWO[0] + 0.05 < seconds(m) < TWO[1]]
+        assert settled and all(m.status == 'unexplained' and m.link == '' for m in settled), \
+            [m.message for m in settled]
+        assert not any(m.point_base.x or m.force.x for m in settled)
+        assert not locations[-1].in_contact
+        unexplained = [a for a in probe.received['markers'] if any(
+            m.type == Marker.TEXT_VIEW_FACING and m.text == 'contact: unexplained'
+            for m in a.markers)]
+        assert unexplained
+        actions = {(m.id, m.action) for m in unexplained[-1].markers}
+        assert {(0, Marker.DELETE), (1, Marker.DELETE)} <= actions
+        label = [m for m in unexplained[-1].markers if m.type == Marker.TEXT_VIEW_FACING][0]
+        assert label.header.frame_id == 'panda_link0'
+        print(f'two pushes: {settled[-1].message}')
+
         # a description without collision geometry: said, and the node goes on
         result = probe.set_parameter('urdf_path', 'panda')
         assert result.successful, result.reason
         probe.received['contact'].clear()
-        stream(probe, names, g, tau_ext, 1.2, 1.22)
+        stream(probe, names, g, lambda t: np.zeros(7), 1.6, 1.62)
         assert len(probe.received['contact']) >= 15
         _, values = diagnostic_values(probe, time.monotonic())
         assert values['contact_localization'].startswith('off: no moving link'), values
