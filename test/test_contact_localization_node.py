@@ -211,7 +211,7 @@ def test_node_locates_a_push_and_its_end(tmp_path, rclpy_context):
         assert 'link5.stl' in values['contact_geometry_warning_1']
         assert status.level == status.WARN   # 'no joint states' now; while they came:
         assert any(d.status[0].level == status.WARN and d.status[0].message ==
-                   'publishing; 1 collision shape(s) could not be read'
+                   'publishing; 1 collision geometry warning(s)'
                    for d in probe.received['diagnostics'])
         costs = [(float(v['contact_localization_time_mean_ms']),
                   float(v['contact_localization_time_max_ms']), int(v['contact_localizations']))

@@ -38,8 +38,8 @@ def dynamics_status(name, model, stats, period, state):
     ``stats``: :class:`Statistics` of the period of ``period`` seconds; ``state``: the node's
     further values in report order (payload links, reference, friction, observer, contact
     localization), each ``key: value``. Level ERROR without a model; WARN for invalid inputs,
-    backward stamps, no joint states, model load warnings or unreadable collision shapes; else
-    OK.
+    backward stamps, no joint states, model load warnings or collision geometry warnings
+    (unreadable meshes); else OK.
     """
     s = stats
     warnings = model_warnings(model)
@@ -60,7 +60,7 @@ def dynamics_status(name, model, stats, period, state):
     elif state.get('contact_geometry_warnings'):
         status.level = DiagnosticStatus.WARN
         status.message = (f"publishing; {state['contact_geometry_warnings']} collision "
-                          'shape(s) could not be read')
+                          'geometry warning(s)')
     else:
         status.level, status.message = DiagnosticStatus.OK, 'publishing'
     mean = s.compute_sum / s.computed if s.computed else 0.0

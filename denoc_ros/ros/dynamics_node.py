@@ -183,7 +183,7 @@ class DynamicsNode(Node):
         if geometry is not None:
             if geometry.warnings:
                 logger.warning(f'contact localization: {len(geometry.warnings)} collision '
-                               'shape(s) could not be read (contacts there are not located): '
+                               'geometry warning(s) (a shape left out is not located on): '
                                + '; '.join(geometry.warnings))
             points = sum(len(s.points) for s in geometry.surfaces.values())
             logger.info(f'collision geometry: {len(geometry.surfaces)} link(s), {points} surface '
