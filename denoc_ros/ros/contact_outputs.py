@@ -36,7 +36,7 @@ from geometry_msgs.msg import Point
 import numpy as np
 from visualization_msgs.msg import Marker, MarkerArray
 
-__all__ = ['ContactMarkers', 'fill_location', 'NAMESPACE']
+__all__ = ['ContactMarkers', 'fill_location', 'NAMESPACE', 'points']
 
 NAMESPACE = 'contact'
 ARROW_PER_NEWTON = 0.01   # [m/N]
@@ -50,8 +50,22 @@ def _point(msg, v):
     return msg
 
 
-def fill_location(msg, header, location, frame_id):
-    """Write ``location`` (a ContactLocation, or None: the contact ended) into ``msg``."""
+def points(pool, array):
+    """Return Points holding the rows of ``array`` (n, 3), reusing (and growing) ``pool``."""
+    rows = array.tolist()
+    while len(pool) < len(rows):
+        pool.append(Point())
+    for p, (x, y, z) in zip(pool, rows):   # twice as fast as new Points (512: 0.44 ms)
+        p.x, p.y, p.z = x, y, z
+    return pool[:len(rows)]
+
+
+def fill_location(msg, header, location, frame_id, pool):
+    """
+    Write ``location`` (a ContactLocation, or None: the contact ended) into ``msg``.
+
+    ``pool``: a list of Points the candidates reuse (the caller's, kept between calls).
+    """
     msg.header.stamp = header.stamp
     msg.header.frame_id = frame_id
     if location is None:
@@ -71,7 +85,7 @@ def fill_location(msg, header, location, frame_id):
     _point(msg.force, location.force)
     msg.covariance = np.asarray(location.covariance, dtype=float).reshape(9)
     msg.residual = float(location.residual)
-    msg.candidates = [_point(Point(), c) for c in location.candidates]
+    msg.candidates = points(pool, location.candidates)
     msg.candidate_links = list(location.candidate_links)
     return msg
 
@@ -99,6 +113,7 @@ class ContactMarkers:
                          for i in range(4)}
         clear = Marker(ns=NAMESPACE, action=Marker.DELETEALL)
         self.cleared = MarkerArray(markers=[clear])
+        self._pool = []
 
     def build(self, header, location, rotation, base_frame):
         """
@@ -138,7 +153,7 @@ class ContactMarkers:
         if location.status == 'ambiguous' and len(location.candidates):
             c = self.candidates
             c.header.stamp, c.header.frame_id = stamp, base_frame
-            c.points = [_point(Point(), p) for p in location.candidates]
+            c.points = points(self._pool, location.candidates)
             markers.append(c)
         else:
             markers.append(self._deleted[CANDIDATES])

@@ -86,6 +86,7 @@ class DynamicsOutputs:
         self._refreshed = -1.0
         self._names = None
         self._location = ContactLocation()
+        self._pool = []          # Points of the candidates, reused
         self._markers = ContactMarkers()
         self._marked = None      # (stamp [s], link, status) of the last markers published
 
@@ -226,7 +227,7 @@ class DynamicsOutputs:
         location, pubs = out.contact_location, self.publishers
         if self.listening['location']:
             pubs['location'].publish(fill_location(self._location, header, location,
-                                                   self._base_frame))
+                                                   self._base_frame, self._pool))
         if not self.listening['markers']:
             return
         if location is None or not location.in_contact:
