@@ -302,7 +302,7 @@ class DynamicsProcessor:
                 without = [name for b, name in enumerate(model.link_names) if b not in covered]
                 self.localization_note = (
                     f'on: {len(covered)} of {model.nbodies} moving links with collision geometry'
-                    + (f'; without: {", ".join(without)} (a contact there is unexplained)'
+                    + (f'; without: {", ".join(without)} (a contact there is not located)'
                        if without else ''))
 
     def reset_observer(self, reason='reset'):

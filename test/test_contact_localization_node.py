@@ -206,7 +206,7 @@ def test_node_locates_a_push_and_its_end(tmp_path, rclpy_context):
 
         note = values['contact_localization']
         assert note.startswith('on: 6 of 7') and note.endswith('without: panda_link5 (a '
-                                                               'contact there is unexplained)')
+                                                               'contact there is not located)')
         assert values['contact_geometry_warnings'] == '1'
         assert 'link5.stl' in values['contact_geometry_warning_1']
         assert status.level == status.WARN   # 'no joint states' now; while they came:
