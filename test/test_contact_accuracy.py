@@ -26,10 +26,10 @@ panda_link3 on; on the links five or more joints move (panda_link5 on), over the
 'located', the point within 2 cm of the truth in the median and 5 cm at the 95th percentile,
 and at least half of those pushes located (or the figures would say nothing); on panda_link3
 and panda_link4, a 'located' point within 5 cm, or the truth inside the reported set; pushes on
-panda_link1 and panda_link2 (located with a 0.5 N m threshold: their torques stay under the
-node's 5 N m) 'ambiguous' with the truth inside the set, or 'no_contact' when too weak; the hard
-cases (two pushes, a push under the threshold, a link whose collision element is removed)
-never a confident wrong point.
+panda_link1 and panda_link2 'ambiguous' with the truth inside the set, or 'no_contact' when too
+weak; the hard cases (two pushes, a push under the threshold, a link whose collision element is
+removed) never a confident wrong point. The locator's threshold is the harness's 0.5 N m (its
+docstring says why not the node's default 5 N m); the push under the threshold uses 5 N m.
 """
 
 import math
@@ -136,7 +136,6 @@ def test_unresolvable_links_truth_in_set(records):
 def test_base_links_are_ambiguous(records):
     """Pushes on panda_link1/2: 'ambiguous' with the truth in the set, never 'located'."""
     rows = [r for r in records if r['links'][0] in ca.BASE_LINKS]
-    assert all(r['threshold'] == ca.BASE_THRESHOLD for r in rows)
     bad = [r for r in rows if not (
         (r['status'] == 'ambiguous' and r['in_set'])
         or (r['status'] == 'no_contact' and not r['detectable']))]
