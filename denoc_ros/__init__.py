@@ -23,6 +23,8 @@ The library half (this package minus :mod:`denoc_ros.ros`) needs only NumPy/SciP
 >>> tau = dr.inverse_dynamics(model, q, qd, qdd)        # doctest: +SKIP
 """
 
+from .contact import (CollisionGeometry, ContactLocation, load_collision_geometry,
+                      locate_contact)
 from .dynamics import (cartesian_dynamics, CartesianDynamics, compute_all_terms,
                        configuration_space_matrices, convective_inertia_matrix, coriolis_matrix,
                        coriolis_torques,
@@ -47,14 +49,15 @@ from .urdf import load_urdf
 
 __all__ = [
     'attach_payload', 'cartesian_dynamics', 'CartesianDynamics', 'center_of_mass',
-    'check_trajectory', 'compute_all_terms', 'configuration_space_matrices', 'ContactDetector',
-    'convective_inertia_matrix', 'coriolis_matrix', 'coriolis_torques', 'DenocError',
-    'detach_payload', 'estimate_payload', 'external_wrench', 'feedforward_terms',
-    'FeedforwardTerms', 'FloatingBaseModel', 'forward_dynamics', 'forward_dynamics_cholesky',
-    'forward_dynamics_with_friction', 'Frame', 'frame_pose', 'friction_torques', 'gravity_torques',
-    'inertial_parameters', 'InputError', 'inverse_dynamics', 'inverse_dynamics_with_friction',
-    'jacobian', 'jacobian_dot_times_qd', 'joint_reaction_wrenches', 'kinetic_energy',
-    'load_floating_base', 'load_urdf', 'mass_matrix', 'momentum', 'MomentumObserver', 'observe',
+    'check_trajectory', 'CollisionGeometry', 'compute_all_terms', 'configuration_space_matrices',
+    'ContactDetector', 'ContactLocation', 'convective_inertia_matrix', 'coriolis_matrix',
+    'coriolis_torques', 'DenocError', 'detach_payload', 'estimate_payload', 'external_wrench',
+    'feedforward_terms', 'FeedforwardTerms', 'FloatingBaseModel', 'forward_dynamics',
+    'forward_dynamics_cholesky', 'forward_dynamics_with_friction', 'Frame', 'frame_pose',
+    'friction_torques', 'gravity_torques', 'inertial_parameters', 'InputError', 'inverse_dynamics',
+    'inverse_dynamics_with_friction', 'jacobian', 'jacobian_dot_times_qd',
+    'joint_reaction_wrenches', 'kinetic_energy', 'load_collision_geometry', 'load_floating_base',
+    'load_urdf', 'locate_contact', 'mass_matrix', 'momentum', 'MomentumObserver', 'observe',
     'PayloadEstimate', 'PerformanceWarning', 'point_acceleration', 'point_velocity',
     'potential_energy', 'predict', 'PRISMATIC', 'regressor', 'retime', 'RetimedTrajectory',
     'REVOLUTE', 'RobotModel', 'simulate', 'SimulationResult', 'total_energy', 'TrajectoryCheck',

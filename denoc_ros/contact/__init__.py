@@ -13,3 +13,11 @@
 # limitations under the License.
 
 """Contact isolation: the touched link and point, from joint torques and collision geometry."""
+
+from .geometry import CollisionGeometry, LinkSurface, load_collision_geometry, Shape
+from .locate import (AMBIGUOUS, ContactLocation, locate_contact, LOCATED, NO_CONTACT,
+                     UNEXPLAINED)
+
+__all__ = ['AMBIGUOUS', 'CollisionGeometry', 'ContactLocation', 'LinkSurface',
+           'load_collision_geometry', 'locate_contact', 'LOCATED', 'NO_CONTACT', 'Shape',
+           'UNEXPLAINED']

@@ -182,6 +182,31 @@ def frame_pose(model, q, frame: Optional[str] = None):
     return finish(batch, R, 'frame rotation'), finish(batch, p, 'frame position')
 
 
+@jit
+def frames_state(ints, reals, q, bodies, data, R, p, J):
+    """
+    Write the pose R (L, 3, 3), p (L, 3) and Jacobian J (L, 6, nv) of L frames of one state.
+
+    One forward kinematics for all of them (frame ``l`` on body ``bodies[l]``, its packed data
+    ``data[l]``); the contact locator's per-message kinematics. Returns a status.
+    """
+    nb, nv = ints.shape[0], J.shape[2]
+    if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
+        return _compile.BAD_INPUT
+    kin, P = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6))
+    forward_kinematics(ints, reals, q, kin, P)
+    for f in range(bodies.shape[0]):
+        body, frame = bodies[f], data[f]
+        for r in range(3):
+            for c in range(3):
+                R[f, r, c] = (kin[body, _R + 3 * r] * frame[c] + kin[body, _R + 3 * r + 1]
+                              * frame[3 + c] + kin[body, _R + 3 * r + 2] * frame[6 + c])
+        p[f, 0], p[f, 1], p[f, 2] = frame_origin(kin, body, frame)
+        jacobian_state(ints, kin, P, body, frame, J[f])
+    return _compile.OK if all_finite(J) and all_finite(R) and all_finite(p) else \
+        _compile.BAD_OUTPUT
+
+
 # A known frame (None and '' give the tip) goes to the kernel as its body and data.
 @fast_path(jacobian_one, 'virm', 'J', states='q',
            result='(6, pk.nv)', args='q, known[0], known[1]',

@@ -1,0 +1,656 @@
+# Copyright 2026 The denoc_ros Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Contact isolation and localization: which link was touched, where, and how sure that is.
+
+One contact force ``F`` (on the robot, base axes) at a point ``r`` of link ``k`` gives the
+external joint torques
+
+    tau_ext = J_r(q)^T F,      J_r = J_v - [r - o]x J_w,
+
+with ``[J_v; J_w]`` the link frame's geometric Jacobian at its origin ``o`` (Craig's force
+mapping tau = J^T F, seed 003, for the point's linear Jacobian). Joints that do not carry link
+``k`` feel nothing. For each candidate point of the link's collision surface
+(:func:`denoc_ros.contact.geometry.load_collision_geometry`) the force that explains
+``tau_ext`` best is found by least squares restricted to the friction cone around the inward
+normal (a push goes into the surface, within ``|F_t| <= mu F_n``):
+
+    residual^2(r) = min_F in cone  |tau_ext - J_r^T F|^2 + lambda |F|^2
+
+(``lambda`` a small Tikhonov weight that keeps forces finite where the torques cannot see a
+direction). The point with the smallest residual is the contact; every point whose residual is
+within the noise band of the best is a *candidate*. Where the joints carrying the link resolve
+the contact (on a 7-joint arm, the distal links: the line of action of the wrench meets the
+surface in points of which the cone keeps the entry point), the candidates sit within a few
+millimetres and the answer is ``'located'``; where they cannot (links near the base: fewer
+equations than the five unknowns of a point on a surface and a force), the candidates spread over
+the link and the answer is ``'ambiguous'`` with their set and covariance, never one confident
+point.
+
+The search is coarse-to-fine: the links whose best wrench (6 free components, a lower bound on
+any point's residual) cannot come within the band are skipped, then one representative point of
+each ~3 cm cluster is scored, and the fine points (~5 mm apart) of the clusters within reach are
+scored.
+"""
+
+from dataclasses import dataclass, field
+import math
+from typing import Tuple
+
+import numpy as np
+
+from ..dynamics import jacobian
+from ..dynamics._compile import jit, OK
+from ..dynamics._packed import packed
+from ..dynamics.jacobian import frames_state
+from ..errors import InputError
+
+__all__ = ['ContactLocation', 'locate_contact', 'LOCATED', 'AMBIGUOUS', 'UNEXPLAINED',
+           'NO_CONTACT']
+
+LOCATED = 'located'
+AMBIGUOUS = 'ambiguous'
+UNEXPLAINED = 'unexplained'
+NO_CONTACT = 'no_contact'
+
+#: Cone edges sampled on the boundary when the unconstrained force leaves the cone.
+_CONE_ANGLES = 16
+#: Golden-section steps on the cone's boundary for the fine points (the coarse take a parabola).
+POLISH = 12
+_ANGLES = (np.cos(2.0 * np.pi * np.arange(_CONE_ANGLES) / _CONE_ANGLES),
+           np.sin(2.0 * np.pi * np.arange(_CONE_ANGLES) / _CONE_ANGLES))
+#: Band in noise standard deviations: r^2 <= r_min^2 + (BAND sigma)^2 is a candidate.
+BAND = 2.0
+#: Best residual above this many sigmas: no single contact explains the torques.
+UNEXPLAINED_SIGMAS = 4.0
+#: Clusters refined (the best by their coarse point's score).
+MAX_REFINED_CLUSTERS = 48
+#: Candidates returned at most, one per cluster (the covariance uses every point).
+MAX_CANDIDATES = 512
+#: Largest plausible contact force [N]: sets the Tikhonov weight with the noise.
+MAX_FORCE = 500.0
+
+
+def _zeros3():
+    return np.zeros(3)
+
+
+@dataclass(frozen=True, eq=False)
+class ContactLocation:
+    """Where one contact is, as far as the external joint torques tell (:func:`locate_contact`)."""
+
+    status: str                      # LOCATED, AMBIGUOUS, UNEXPLAINED or NO_CONTACT
+    link: str = ''                   # the best candidate's link ('' without one)
+    point: np.ndarray = field(default_factory=_zeros3)        # link frame [m]
+    point_base: np.ndarray = field(default_factory=_zeros3)   # base frame [m]
+    normal: np.ndarray = field(default_factory=_zeros3)       # outward unit normal, link frame
+    normal_base: np.ndarray = field(default_factory=_zeros3)  # base axes
+    force: np.ndarray = field(default_factory=_zeros3)        # on the robot, base axes [N]
+    residual: float = 0.0            # |tau_ext - J_r^T F| [N m]
+    relative_residual: float = 0.0   # residual / |tau_ext|
+    covariance: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))  # of point_base
+    candidates: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))  # base frame
+    candidate_links: Tuple[str, ...] = ()
+    message: str = ''
+
+    @property
+    def in_contact(self) -> bool:
+        """Return True when the torques are above the threshold (any status but NO_CONTACT)."""
+        return self.status != NO_CONTACT
+
+    @property
+    def located(self) -> bool:
+        """Return True when one point is determined to within the requested resolution."""
+        return self.status == LOCATED
+
+    @property
+    def spread(self) -> float:
+        """Return the standard deviation [m] along the covariance's widest axis."""
+        return float(math.sqrt(max(np.linalg.eigvalsh(self.covariance)[-1], 0.0)))
+
+
+@jit
+def _point_system(x, m, R, o, J, tau, lam, Jr, H, g, nb):
+    """Write H = J_r J_r^T + lam I, g = J_r tau and the base-axes normal of one surface point."""
+    n = J.shape[1]
+    d0 = R[0, 0] * x[0] + R[0, 1] * x[1] + R[0, 2] * x[2]
+    d1 = R[1, 0] * x[0] + R[1, 1] * x[1] + R[1, 2] * x[2]
+    d2 = R[2, 0] * x[0] + R[2, 1] * x[1] + R[2, 2] * x[2]
+    nb[0] = R[0, 0] * m[0] + R[0, 1] * m[1] + R[0, 2] * m[2]
+    nb[1] = R[1, 0] * m[0] + R[1, 1] * m[1] + R[1, 2] * m[2]
+    nb[2] = R[2, 0] * m[0] + R[2, 1] * m[1] + R[2, 2] * m[2]
+    # J_r = J_v - [d]x J_w: the point's linear Jacobian (v_r = v_o + w x d).
+    for j in range(n):
+        w0, w1, w2 = J[3, j], J[4, j], J[5, j]
+        Jr[0, j] = J[0, j] - (d1 * w2 - d2 * w1)
+        Jr[1, j] = J[1, j] - (d2 * w0 - d0 * w2)
+        Jr[2, j] = J[2, j] - (d0 * w1 - d1 * w0)
+    for a in range(3):
+        s = 0.0
+        for j in range(n):
+            s += Jr[a, j] * tau[j]
+        g[a] = s
+        for b in range(a, 3):
+            s = 0.0
+            for j in range(n):
+                s += Jr[a, j] * Jr[b, j]
+            H[a, b] = s
+            H[b, a] = s
+    H[0, 0] += lam
+    H[1, 1] += lam
+    H[2, 2] += lam
+
+
+@jit
+def _unconstrained(H, g, n, mu, F):
+    """Write the minimiser of t.t - 2 g.F + F.H.F into F; return (cost - t.t, inside the cone)."""
+    h00, h01, h02 = H[0, 0], H[0, 1], H[0, 2]
+    h11, h12, h22 = H[1, 1], H[1, 2], H[2, 2]
+    c00 = h11 * h22 - h12 * h12
+    c01 = h02 * h12 - h01 * h22
+    c02 = h01 * h12 - h02 * h11
+    c11 = h00 * h22 - h02 * h02
+    c12 = h01 * h02 - h00 * h12
+    c22 = h00 * h11 - h01 * h01
+    det = h00 * c00 + h01 * c01 + h02 * c02
+    f0 = (c00 * g[0] + c01 * g[1] + c02 * g[2]) / det
+    f1 = (c01 * g[0] + c11 * g[1] + c12 * g[2]) / det
+    f2 = (c02 * g[0] + c12 * g[1] + c22 * g[2]) / det
+    F[0], F[1], F[2] = f0, f1, f2
+    fn = -(f0 * n[0] + f1 * n[1] + f2 * n[2])
+    t0, t1, t2 = f0 + fn * n[0], f1 + fn * n[1], f2 + fn * n[2]
+    inside = fn >= 0.0 and t0 * t0 + t1 * t1 + t2 * t2 <= (mu * fn) ** 2
+    return -(g[0] * f0 + g[1] * f1 + g[2] * f2), inside
+
+
+@jit
+def _ray_cost(H, g, n, e1, e2, c, s):
+    """Return (-(g.u)^2 / u.H.u or 0, g.u / u.H.u, u) for the cone ray u = -n + c e1 + s e2."""
+    u0 = -n[0] + c * e1[0] + s * e2[0]
+    u1 = -n[1] + c * e1[1] + s * e2[1]
+    u2 = -n[2] + c * e1[2] + s * e2[2]
+    gu = g[0] * u0 + g[1] * u1 + g[2] * u2
+    uhu = (u0 * (H[0, 0] * u0 + H[0, 1] * u1 + H[0, 2] * u2)
+           + u1 * (H[1, 0] * u0 + H[1, 1] * u1 + H[1, 2] * u2)
+           + u2 * (H[2, 0] * u0 + H[2, 1] * u1 + H[2, 2] * u2))
+    if gu <= 0.0:
+        return 0.0, 0.0, u0, u1, u2
+    return -gu * gu / uhu, gu / uhu, u0, u1, u2
+
+
+@jit
+def _cone_boundary(H, g, n, mu, cosines, sines, polish, F):
+    """
+    Write the best force on the friction cone's boundary into F; return its cost - t.t.
+
+    The unconstrained minimiser left the cone, so the constrained one lies on its boundary (or
+    at 0): along a ray ``s u`` the best ``s`` is ``g.u / u.H.u``; the rays are scanned at
+    ``len(cosines)`` angles and the best refined: ``polish`` steps of a golden-section search
+    between its neighbours, or (0) a parabola through them.
+    """
+    e1 = np.empty(3)
+    e2 = np.empty(3)
+    if abs(n[0]) < 0.9:
+        a0, a1, a2 = 1.0, 0.0, 0.0
+    else:
+        a0, a1, a2 = 0.0, 1.0, 0.0
+    d = a0 * n[0] + a1 * n[1] + a2 * n[2]
+    e1[0], e1[1], e1[2] = a0 - d * n[0], a1 - d * n[1], a2 - d * n[2]
+    norm = math.sqrt(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2])
+    e1[0], e1[1], e1[2] = e1[0] / norm, e1[1] / norm, e1[2] / norm
+    e2[0] = n[1] * e1[2] - n[2] * e1[1]
+    e2[1] = n[2] * e1[0] - n[0] * e1[2]
+    e2[2] = n[0] * e1[1] - n[1] * e1[0]
+    m = cosines.shape[0]
+    best, k_best = 0.0, -1
+    v_prev = v_first = 0.0
+    vm = vp = 0.0
+    for k in range(m):
+        v = _ray_cost(H, g, n, e1, e2, mu * cosines[k], mu * sines[k])[0]
+        if k == 0:
+            v_first = v
+        if v < best:
+            best, k_best, vm = v, k, v_prev
+            vp = v_first if k == m - 1 else _ray_cost(
+                H, g, n, e1, e2, mu * cosines[k + 1], mu * sines[k + 1])[0]
+        v_prev = v
+    if k_best < 0:
+        F[0], F[1], F[2] = 0.0, 0.0, 0.0
+        return 0.0
+    if k_best == 0:
+        vm = _ray_cost(H, g, n, e1, e2, mu * cosines[m - 1], mu * sines[m - 1])[0]
+    h = 2.0 * math.pi / m
+    if polish > 0:
+        # Golden-section search between the best ray's neighbours.
+        lo, hi = (k_best - 1) * h, (k_best + 1) * h
+        ratio = 0.5 * (math.sqrt(5.0) - 1.0)
+        x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        f1 = _ray_cost(H, g, n, e1, e2, mu * math.cos(x1), mu * math.sin(x1))[0]
+        f2 = _ray_cost(H, g, n, e1, e2, mu * math.cos(x2), mu * math.sin(x2))[0]
+        for _ in range(polish):
+            if f1 < f2:
+                hi, x2, f2 = x2, x1, f1
+                x1 = hi - ratio * (hi - lo)
+                f1 = _ray_cost(H, g, n, e1, e2, mu * math.cos(x1), mu * math.sin(x1))[0]
+            else:
+                lo, x1, f1 = x1, x2, f2
+                x2 = lo + ratio * (hi - lo)
+                f2 = _ray_cost(H, g, n, e1, e2, mu * math.cos(x2), mu * math.sin(x2))[0]
+        angle = x1 if f1 < f2 else x2
+    else:
+        # A parabola through the best ray and its neighbours.
+        den = vm - 2.0 * best + vp
+        shift = 0.5 * (vm - vp) / den if den > 0.0 else 0.0
+        angle = (k_best + min(0.5, max(-0.5, shift))) * h
+    v, sc, u0, u1, u2 = _ray_cost(H, g, n, e1, e2, mu * math.cos(angle), mu * math.sin(angle))
+    if v > best:  # no better than the sampled ray: keep that
+        v, sc, u0, u1, u2 = _ray_cost(H, g, n, e1, e2, mu * cosines[k_best], mu * sines[k_best])
+    F[0], F[1], F[2] = sc * u0, sc * u1, sc * u2
+    return v
+
+
+@jit
+def score_points(points, normals, owner, index, Rs, os, Js, tau, mu, lam, cosines, sines,
+                 polish, keep, band2, r2, force):
+    """
+    Score the surface points ``index`` (link frames; ``owner``: their link's row of Rs, os, Js).
+
+    Writes ``r2[k] = min_F in cone |tau - J_r^T F|^2 + lam |F|^2`` and that F (base axes) for
+    every point that can matter: the ``keep`` best and all within ``band2`` of the best. The
+    unconstrained minimum is a lower bound of the cone-restricted one, so the points are visited
+    in the order of that bound and the cone is solved only until the bound passes the cut; a
+    point past it keeps its bound in ``r2`` (then larger than the cut). Returns the cut.
+    """
+    m, nv = index.shape[0], Js.shape[2]
+    tt = 0.0
+    for j in range(nv):
+        tt += tau[j] * tau[j]
+    Jr, H = np.empty((3, nv)), np.empty((3, 3))
+    g, nb, F = np.empty(3), np.empty(3), np.empty(3)
+    bound = np.empty(m)
+    done = np.zeros(m, dtype=np.bool_)
+    for k in range(m):
+        i = index[k]
+        L = owner[i]
+        _point_system(points[i], normals[i], Rs[L], os[L], Js[L], tau, lam, Jr, H, g, nb)
+        cost, inside = _unconstrained(H, g, nb, mu, F)
+        bound[k] = tt + cost
+        force[k, 0], force[k, 1], force[k, 2] = F[0], F[1], F[2]
+        done[k] = inside
+    order = np.argsort(bound)
+    best_k = np.full(keep, np.inf)  # the keep smallest values found, ascending
+    cut = np.inf
+    for j in range(m):
+        k = order[j]
+        if bound[k] > cut:
+            for jj in range(j, m):
+                r2[order[jj]] = bound[order[jj]]
+            break
+        if done[k]:
+            v = bound[k]
+        else:
+            i = index[k]
+            L = owner[i]
+            _point_system(points[i], normals[i], Rs[L], os[L], Js[L], tau, lam, Jr, H, g, nb)
+            v = tt + _cone_boundary(H, g, nb, mu, cosines, sines, polish, F)
+            force[k, 0], force[k, 1], force[k, 2] = F[0], F[1], F[2]
+        r2[k] = v
+        if v < best_k[keep - 1]:
+            a = keep - 1
+            while a > 0 and best_k[a - 1] > v:
+                best_k[a] = best_k[a - 1]
+                a -= 1
+            best_k[a] = v
+            cut = max(best_k[keep - 1], best_k[0] + band2)
+    return cut
+
+
+class _Surfaces:
+    """The geometry's surfaces as flat arrays, fine points grouped by (link, cluster)."""
+
+    def __init__(self, geometry):
+        self.names = tuple(sorted(geometry.surfaces))
+        fp, fn, fo, fa, cp, cn, co, start = [], [], [], [], [], [], [], [0]
+        for L, name in enumerate(self.names):
+            s = geometry.surfaces[name]
+            order = np.argsort(s.cluster, kind='stable')
+            count = np.bincount(s.cluster, minlength=s.coarse_points.shape[0])
+            fp.append(s.points[order])
+            fn.append(s.normals[order])
+            fo.append(np.full(order.shape[0], L))
+            fa.append(np.full(order.shape[0], s.area / max(s.points.shape[0], 1)))
+            cp.append(s.coarse_points)
+            cn.append(s.coarse_normals)
+            co.append(np.full(count.shape[0], L))
+            start.extend((start[-1] + np.cumsum(count)).tolist())
+        self.points = np.ascontiguousarray(np.concatenate(fp), dtype=float)
+        self.normals = np.ascontiguousarray(np.concatenate(fn), dtype=float)
+        self.owner = np.concatenate(fo).astype(np.int64)
+        self.area = np.concatenate(fa)
+        self.coarse_points = np.ascontiguousarray(np.concatenate(cp), dtype=float)
+        self.coarse_normals = np.ascontiguousarray(np.concatenate(cn), dtype=float)
+        self.coarse_owner = np.concatenate(co).astype(np.int64)
+        self.start = np.asarray(start, dtype=np.int64)
+        first = np.minimum(self.start[:-1], len(self.area) - 1)
+        self.coarse_area = np.diff(self.start) * self.area[first]
+
+
+def _surfaces(geometry):
+    """Return the geometry's flat arrays, made once and kept on the (immutable) geometry."""
+    form = vars(geometry).get('_locator_form') if hasattr(geometry, '__dict__') else None
+    if form is None:
+        form = _Surfaces(geometry)
+        try:
+            object.__setattr__(geometry, '_locator_form', form)
+        except (AttributeError, TypeError):
+            pass
+    return form
+
+
+def _as_vector(name, value, n):
+    a = np.asarray(value, dtype=float)
+    if a.shape != (n,):
+        raise InputError(f'{name} must have {n} entries (one per joint), got shape {a.shape}')
+    if not np.all(np.isfinite(a)):
+        raise InputError(f'{name} must be finite, got {a!r}')
+    return a
+
+
+def _per_joint(name, value, n):
+    """Return ``value`` (one number or one per joint, finite, >= 0) as an (n,) array."""
+    try:
+        t = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        t = np.full(0, np.nan)
+    if t.ndim == 0:
+        t = np.full(n, float(t))
+    if t.shape != (n,) or not np.all(np.isfinite(t)) or np.any(t < 0.0):
+        raise InputError(f'{name} must be a number >= 0 or {n} of them (one per joint), '
+                         f'got {value!r}')
+    return t
+
+
+def _ranges(start, clusters):
+    """Return the concatenated fine-point indices start[c] .. start[c + 1] of ``clusters``."""
+    lo, hi = start[clusters], start[clusters + 1]
+    sizes = hi - lo
+    offsets = np.repeat(lo - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes)
+    return (np.arange(sizes.sum()) + offsets).astype(np.int64)
+
+
+def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noise=0.3,
+                   relative_noise=0.05, threshold=None, resolution=0.02):
+    """
+    Return the :class:`ContactLocation` of one contact force that explains ``tau_ext`` best.
+
+    ``geometry``: :func:`denoc_ros.load_collision_geometry` of the same robot (links the model
+    does not have, or that are fixed to the base, are skipped). ``tau_ext`` (n,): the external
+    joint torques (e.g. a :class:`denoc_ros.MomentumObserver`'s estimate), with
+    ``M qdd + C qd + g = tau + tau_ext``. ``noise`` [N m], one or per joint: the standard
+    deviation of each joint's torque error (the node measures it while nothing touches the
+    arm); with ``relative_noise`` (a fraction of ``|tau_ext|``, for model error) it weighs the
+    joints, so that a squared residual is a chi-square with n degrees of freedom: the band of
+    equally good candidates is ``BAND`` sigmas, and a best residual beyond what n joints of noise
+    leave means no single contact. ``threshold`` (N m, one or per joint; default 3 ``noise``):
+    below it on every joint there is no contact. ``resolution`` [m]: the largest spread of the
+    candidates (standard deviation along their widest axis, all on one body) still called
+    ``'located'``.
+    """
+    if model.floating:
+        raise InputError('contact localization needs a fixed-base model '
+                         f'({model.name!r} has a free-flyer root)')
+    n = model.nv
+    qv = _as_vector('q', q, model.nq)
+    tau = _as_vector('tau_ext', tau_ext, n)
+    for name, value in (('friction_coefficient', friction_coefficient),
+                        ('relative_noise', relative_noise), ('resolution', resolution)):
+        if not (isinstance(value, (int, float, np.floating, np.integer))
+                and math.isfinite(value) and value >= 0.0):
+            raise InputError(f'{name} must be a finite number >= 0, got {value!r}')
+    sigma = _per_joint('noise', noise, n)
+    if np.any(sigma <= 0.0):
+        raise InputError(f'noise must be > 0 on every joint, got {noise!r}')
+    thr = 3.0 * sigma if threshold is None else _per_joint('threshold', threshold, n)
+    if not np.any(np.abs(tau) > thr):
+        return ContactLocation(NO_CONTACT, message='no joint torque above the contact threshold')
+    tau_norm = float(np.linalg.norm(tau))
+    # Whitening: each joint's torque and Jacobian column divided by its error's standard
+    # deviation, so that a squared residual is a chi-square with n degrees of freedom.
+    scale = 1.0 / np.sqrt(sigma ** 2 + (float(relative_noise) * tau_norm) ** 2)
+    tau_w = tau * scale
+    band2 = BAND * BAND
+    lam = 1.0 / MAX_FORCE ** 2
+    mu = float(friction_coefficient)
+
+    # The links' poses and Jacobians, from one forward kinematics.
+    surf = _surfaces(geometry)
+    pk = packed(model)
+    frames = [pk.frames.get(name) for name in surf.names]
+    movable = np.array([f is not None and f[0] >= 0 for f in frames], dtype=bool)
+    if not np.any(movable):
+        return ContactLocation(UNEXPLAINED, message='no moving link of the model has collision '
+                               'geometry: nothing to locate the contact on')
+    L = len(surf.names)
+    bodies = np.array([f[0] if ok else 0 for f, ok in zip(frames, movable)], dtype=np.int64)
+    data = np.array([f[1] if ok else np.zeros(12) for f, ok in zip(frames, movable)])
+    Rs, os, Js = np.empty((L, 3, 3)), np.empty((L, 3)), np.empty((L, 6, n))
+    status = frames_state(pk.ints, pk.reals, qv, bodies, data, Rs, os, Js)
+    if status != OK:
+        raise InputError(f'q gives no finite kinematics: {qv!r}')
+    Js *= scale
+
+    # Each link's score is its chi-square plus twice the number of what its contact fits from the
+    # torques (Akaike's criterion: min(5, joints moving it), the point's 2 coordinates and the
+    # force's 3): a distal link fits a proximal contact's torques *and* some of their noise, so
+    # its chi-square alone would be lower by about that many.
+    moving = np.count_nonzero(np.abs(Js).sum(axis=1) > 0.0, axis=1)
+    penalty = 2.0 * np.minimum(moving, 5)
+    reach2 = band2 + float(penalty.max() - penalty[movable].min())
+
+    # Coarse level: one point per cluster; the best clusters are refined whatever their coarse
+    # score (a coarse point up to half a cluster from the contact can score far worse than the
+    # contact itself); clusters past those that still come within the band stay as their coarse
+    # points (the answer is then ambiguous anyway).
+    cos_, sin_ = _ANGLES
+    c_idx = np.flatnonzero(movable[surf.coarse_owner]).astype(np.int64)
+    c_r2, c_force = np.empty(c_idx.shape[0]), np.empty((c_idx.shape[0], 3))
+    score_points(surf.coarse_points, surf.coarse_normals, surf.coarse_owner, c_idx, Rs, os, Js,
+                 tau_w, mu, lam, cos_, sin_, 0, MAX_REFINED_CLUSTERS, reach2, c_r2, c_force)
+    order = np.argsort(c_r2, kind='stable')
+    refined = c_idx[order[:MAX_REFINED_CLUSTERS]]
+    f_idx = _ranges(surf.start, refined)
+    f_r2, f_force = np.empty(f_idx.shape[0]), np.empty((f_idx.shape[0], 3))
+    score_points(surf.points, surf.normals, surf.owner, f_idx, Rs, os, Js, tau_w, mu, lam,
+                 cos_, sin_, POLISH, 1, reach2, f_r2, f_force)
+    best = min(float(f_r2.min()), float(c_r2.min()))
+    rest = order[MAX_REFINED_CLUSTERS:]
+    rest = rest[c_r2[rest] <= best + reach2]
+    r_idx = c_idx[rest]
+
+    # Every scored point: fine ones, and the unrefined clusters' coarse points.
+    owner = np.concatenate((surf.owner[f_idx], surf.coarse_owner[r_idx]))
+    cluster = np.concatenate((np.searchsorted(surf.start, f_idx, side='right') - 1, r_idx))
+    p_link = np.concatenate((surf.points[f_idx], surf.coarse_points[r_idx]))
+    n_link = np.concatenate((surf.normals[f_idx], surf.coarse_normals[r_idx]))
+    r2 = np.concatenate((f_r2, c_r2[rest]))
+    force = np.concatenate((f_force, c_force[rest]))
+    area = np.concatenate((surf.area[f_idx], surf.coarse_area[r_idx]))
+    r_min2 = float(r2.min())
+
+    # Unexplained: the best residual is not what noise on n joints leaves (chi-square with n
+    # degrees of freedom, UNEXPLAINED_SIGMAS of its standard deviations above its mean), or a
+    # body without a surface explains the torques markedly better than any surface point.
+    # The best sample refined off the sampling grid (within one spacing, in its tangent plane):
+    # sampling alone leaves a moment error of |F| times up to half a spacing.
+    k0 = int(np.argmin(r2))
+    L0 = owner[k0]
+    refined0 = _refine(tau_w, Rs[L0], Js[L0], p_link[k0], n_link[k0], force[k0],
+                       geometry.spacing, mu, lam)
+    fit2 = min(refined0[0], r_min2)
+    limit2 = n + UNEXPLAINED_SIGMAS * math.sqrt(2.0 * n)
+    # A moving body without a surface (no collision geometry, or none readable) that could have
+    # been touched: the best wrench on it, scored as the surface points are, bounds what a
+    # contact there explains.
+    bare, bare_score = _bare_body(model, set(bodies[movable].tolist()), qv, tau_w, scale)
+    fit_score = fit2 + penalty[L0]
+    if fit2 > limit2 or (bare is not None and bare_score < fit_score - 2.0 * band2):
+        residual = _residual(tau, Rs[L0], Js[L0] / scale, refined0[1], refined0[2])
+        if bare is not None and bare_score < fit_score:
+            why = (f'link {bare!r}, which has no collision geometry, explains the torques better '
+                   f'than any surface point (best on {surf.names[L0]}, residual '
+                   f'{residual:.3g} N m)')
+        else:
+            why = (f'no single contact on a link with geometry explains the torques (best on '
+                   f'{surf.names[L0]}, residual {residual:.3g} N m = '
+                   f'{100 * residual / tau_norm:.0f} % of |tau_ext|, chi-square {fit2:.1f} for '
+                   f'{n} joints): two contacts, or a link without geometry')
+        return ContactLocation(UNEXPLAINED, residual=residual,
+                               relative_residual=residual / tau_norm, message=why)
+
+    # Candidates: the points within the band, weighted by likelihood times the area they stand
+    # for. The link is the one with the most weight (a link whose points explain the torques
+    # over an area beats one where only a thin curve does); the point is that link's best.
+    s2 = r2 + penalty[owner]
+    s_min2 = float(s2.min())
+    # A bare body as good as the surface's best: the surface's answer is one possibility.
+    bare_possible = bare is not None and bare_score <= s_min2 + band2
+    within = np.flatnonzero(s2 <= s_min2 + band2)
+    w = np.exp(-0.5 * (s2[within] - s_min2)) * area[within]
+    w /= w.sum()
+    mass = np.bincount(owner[within], weights=w, minlength=L)
+    link = int(np.argmax(mass))
+    on_link = within[owner[within] == link]
+    k = int(on_link[np.argmin(s2[on_link])])
+    R, o = Rs[link], os[link]
+    cand = np.einsum('kij,kj->ki', Rs[owner[within]], p_link[within]) + os[owner[within]]
+    mean = w @ cand
+    dev = cand - mean
+    cov = (dev.T * w) @ dev + np.eye(3) * (geometry.spacing ** 2 / 12.0)
+    spread = math.sqrt(max(float(np.linalg.eigvalsh(cov)[-1]), 0.0))
+    located = (bool(np.all(bodies[owner[within]] == bodies[link])) and spread <= resolution
+               and not bare_possible)
+    # One candidate per cluster (its best point), the best clusters first.
+    sub = np.lexsort((s2[within], cluster[within], owner[within]))
+    key = owner[within][sub] * (len(surf.start) + 1) + cluster[within][sub]
+    first = np.ones(sub.shape[0], dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    keep = sub[first]
+    keep = keep[np.argsort(s2[within][keep], kind='stable')][:MAX_CANDIDATES]
+    name = surf.names[link]
+    _, point, f_best = (refined0 if k == k0 else
+                        _refine(tau_w, R, Js[link], p_link[k], n_link[k], force[k],
+                                geometry.spacing, mu, lam))
+    residual = _residual(tau, R, Js[link] / scale, point, f_best)
+    if located:
+        message = (f'{name} at {_fmt(point)} (link frame), '
+                   f'{np.linalg.norm(f_best):.3g} N, spread {100 * spread:.1f} cm')
+    else:
+        top = np.argsort(mass)[::-1][:4]
+        share = ', '.join(f'{surf.names[i]} {100 * mass[i]:.0f} %' for i in top if mass[i] > 0)
+        message = (f'ambiguous: {keep.shape[0]} candidate areas explain the torques (spread '
+                   f'{100 * spread:.1f} cm; {share}); best on {name}')
+        if bare_possible:
+            message += f'; or link {bare!r}, which has no collision geometry'
+    return ContactLocation(
+        LOCATED if located else AMBIGUOUS, link=name, point=point,
+        point_base=R @ point + o, normal=n_link[k].copy(), normal_base=R @ n_link[k],
+        force=f_best, residual=residual, relative_residual=residual / tau_norm,
+        covariance=cov,
+        candidates=cand[keep].copy(),
+        candidate_links=tuple(surf.names[i] for i in owner[within][keep]), message=message)
+
+
+def _refine(tau_w, R, J_w, x, m, F, step, mu, lam, iterations=6):
+    """
+    Return (r2, x, F) after Gauss-Newton on the point in its tangent plane and the force.
+
+    tau_w ~ J_v^T F + J_w^T ((d + a t1 + b t2) x F) with d = R x; (a, b) stay within ``step``
+    of the sample (its neighbours' spacing), F in the friction cone (else the sample is kept).
+    """
+    Jv, Jw = J_w[:3], J_w[3:]
+    d0, nb = R @ x, R @ m
+    t1 = np.cross(nb, [1.0, 0.0, 0.0] if abs(nb[0]) < 0.9 else [0.0, 1.0, 0.0])
+    t1 /= np.linalg.norm(t1)
+    t2 = np.cross(nb, t1)
+    ab = np.zeros(2)
+    f = np.array(F, dtype=float)
+
+    def cost(ab, f):
+        d = d0 + ab[0] * t1 + ab[1] * t2
+        r = tau_w - Jv.T @ f - Jw.T @ np.cross(d, f)
+        return float(r @ r) + lam * float(f @ f), r
+
+    best, r = cost(ab, f)
+    start = (best, x, F)
+    for _ in range(iterations):
+        d = d0 + ab[0] * t1 + ab[1] * t2
+        A = np.empty((tau_w.shape[0], 5))
+        A[:, :3] = Jv.T - Jw.T @ _skew(d)
+        A[:, 3] = Jw.T @ np.cross(t1, f)
+        A[:, 4] = Jw.T @ np.cross(t2, f)
+        # Augmented rows for the Tikhonov term: sqrt(lam) (f + delta_f) ~ 0.
+        A_aug = np.vstack((A, np.hstack((math.sqrt(lam) * np.eye(3), np.zeros((3, 2))))))
+        rhs = np.concatenate((r, -math.sqrt(lam) * f))
+        delta = np.linalg.lstsq(A_aug, rhs, rcond=None)[0]
+        new_ab = ab + delta[3:]
+        length = np.linalg.norm(new_ab)
+        if length > step:
+            new_ab *= step / length
+        new_f = f + delta[:3]
+        value, new_r = cost(new_ab, new_f)
+        if value >= best:
+            break
+        ab, f, best, r = new_ab, new_f, value, new_r
+    fn = -float(f @ nb)
+    ft = f + fn * nb
+    if best >= start[0] or fn < 0.0 or float(ft @ ft) > (mu * fn) ** 2:
+        return start
+    return best, x + R.T @ (ab[0] * t1 + ab[1] * t2), f
+
+
+def _skew(v):
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def _residual(tau, R, J, x, F):
+    """Return |tau - J_r^T F| [N m] for the link-frame point x (J at the link's origin)."""
+    d = R @ x
+    Jr = J[:3] - np.cross(d, J[3:].T).T
+    return float(np.linalg.norm(tau - Jr.T @ F))
+
+
+def _bare_body(model, seen, q, tau_w, scale):
+    """
+    Return the best-fitting moving body without a surface (its link) and its score, or None.
+
+    The score is the whitened residual of the best wrench on the body (a lower bound for any
+    contact on it) plus the same Akaike term as the surface points' (twice min(5, its joints)).
+    """
+    best, best_score = None, math.inf
+    for body, name in enumerate(model.link_names):
+        if body in seen:
+            continue
+        J = jacobian(model, q, name) * scale
+        w, *_ = np.linalg.lstsq(J.T, tau_w, rcond=1e-10)
+        r = tau_w - J.T @ w
+        joints = int(np.count_nonzero(np.abs(J).sum(axis=0) > 0.0))
+        score = float(r @ r) + 2.0 * min(joints, 5)
+        if score < best_score:
+            best, best_score = name, score
+    return best, best_score
+
+
+def _fmt(v):
+    return '(' + ', '.join(f'{x:.3f}' for x in v) + ') m'
