@@ -283,6 +283,40 @@ def test_panda_fingers_four_boxes_no_inner_point():
     assert surface.area < total   # the boxes overlap
 
 
+def test_union_with_meshes_drops_inner_points():
+    """Two overlapping copies of a watertight STL and a box: no point inside another solid."""
+    stl = example_robot_data_dir() / PANDA_MESHES / 'collision' / 'link3.stl'
+    text = _urdf({'two': _collision(f'<mesh filename="{stl}"/>')
+                  + _collision(f'<mesh filename="{stl}"/>', xyz=(0.03, 0.0, 0.02), rpy=(0, 0, 0.7))
+                  + _collision('<box size="0.05 0.05 0.3"/>', xyz=(0.0, 0.0, -0.1))})
+    surface = _load(text).surfaces['two']
+    meshes = [s for s in surface.shapes if s.kind == 'mesh']
+    box = surface.shapes[2]
+    inside_box = _inside('box', box.size, (surface.points - box.translation) @ box.rotation)
+    assert not inside_box.any()
+    for mesh in meshes:
+        # strictly inside: both sides of the point inside (its own mesh has it outside on one)
+        ahead, behind = (_winding(mesh.vertices, mesh.faces, surface.points + e * surface.normals)
+                         for e in (1e-6, -1e-6))
+        assert not np.any((ahead > 0.5) & (behind > 0.5))
+    assert surface.area < sum(s.area for s in surface.shapes) - 0.01
+    # the watertight flag agrees with trimesh's on the same positions
+    for mesh in meshes:
+        assert mesh.watertight == trimesh.Trimesh(mesh.vertices, mesh.faces).is_watertight
+
+
+def test_xacro_source(tmp_path):
+    """A .xacro file is expanded through denoc_ros.description (as load_urdf's callers do)."""
+    require_module('xacro')
+    path = tmp_path / 'r.urdf.xacro'
+    path.write_text('<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+                    '<xacro:property name="r" value="0.05"/>'
+                    '<link name="ball"><collision><geometry><sphere radius="${r}"/></geometry>'
+                    '</collision></link></robot>')
+    surface = _load(path).surfaces['ball']
+    assert surface.area == pytest.approx(4 * np.pi * 0.05 ** 2, rel=1e-12)
+
+
 def _winding(vertices, faces, points):
     """Return the generalized winding number of each point (1 inside, 0 outside a closed mesh)."""
     out = np.zeros(len(points))
@@ -440,15 +474,36 @@ def test_dae_visual_mesh_of_example_robot_data():
     assert surface.area == pytest.approx(trimesh.load(dae, force='mesh').area, rel=1e-9)
 
 
+def test_dae_unit_is_applied(tmp_path):
+    """A DAE in centimetres (<unit meter="0.01">) is scaled to metres, as RViz shows it."""
+    coal = require_module('coal')
+    dae = example_robot_data_dir() / PANDA_MESHES / 'visual' / 'link1.dae'
+    text = dae.read_text()
+    assert text.count('meter="1"') == 1
+    (tmp_path / 'mm.dae').write_text(text.replace('meter="1"', 'meter="0.01"'))
+    geometry = _load(_urdf({'mm': _collision(f'<mesh filename="{tmp_path / "mm.dae"}"/>')}),
+                     spacing=2e-4, coarse_spacing=1e-3)
+    surface = geometry.surfaces['mm']
+    rng = np.random.default_rng(4)
+    pick = rng.choice(len(surface.points), 100, replace=False)
+    # coal (assimp) ignores <unit>: the file at scale 0.01 is the reference
+    d = _coal_distance(coal, dae, (1e-2,) * 3, np.eye(3), np.zeros(3), surface.points[pick])
+    assert d.max() < MESH_TOL
+    assert surface.area == pytest.approx(1e-4 * trimesh.load(dae, force='mesh').area,
+                                         rel=1e-9)
+
+
 def test_unreadable_meshes_warn_and_never_raise(tmp_path):
     """Missing file, corrupt STL, unknown package, empty: a warning naming link and file each."""
     (tmp_path / 'corrupt.stl').write_bytes(b'\x00garbage' * 7)
     (tmp_path / 'empty.stl').write_bytes(b'')
+    (tmp_path / 'ogre.mesh').write_bytes(b'[MeshSerializer_v1.41]' + bytes(range(200)))
     links = {
         'missing': _collision('<mesh filename="missing.stl"/>'),
         'corrupt': _collision('<mesh filename="corrupt.stl"/>'),
         'nowhere': _collision('<mesh filename="package://no_such_pkg_31/m.stl"/>'),
         'empty': _collision('<mesh filename="empty.stl"/>'),
+        'ogre': _collision('<mesh filename="ogre.mesh"/>'),
         'partly': _collision('<box size="0.1 0.1 0.1"/>')
         + _collision('<mesh filename="missing.stl"/>'),
         'bare': '',
@@ -459,12 +514,12 @@ def test_unreadable_meshes_warn_and_never_raise(tmp_path):
         geometry = load_collision_geometry(urdf)
     assert set(geometry.surfaces) == {'partly'}
     assert len(geometry.surfaces['partly'].shapes) == 1
-    assert set(geometry.unreadable) == {'missing', 'corrupt', 'nowhere', 'empty'}
+    assert set(geometry.unreadable) == {'missing', 'corrupt', 'nowhere', 'empty', 'ogre'}
     assert set(geometry.links_without_geometry) == {'missing', 'corrupt', 'nowhere', 'empty',
-                                                    'bare'}
+                                                    'ogre', 'bare'}
     for link, name in [('missing', 'missing.stl'), ('corrupt', 'corrupt.stl'),
                        ('nowhere', 'no_such_pkg_31'), ('empty', 'empty.stl'),
-                       ('partly', 'missing.stl')]:
+                       ('ogre', 'ogre.mesh'), ('partly', 'missing.stl')]:
         lines = [w for w in geometry.warnings if f"'{link}'" in w]
         assert len(lines) == 1 and name in lines[0], (link, geometry.warnings)
     assert [str(w.message) for w in record] == list(geometry.warnings)

@@ -368,7 +368,13 @@ def _ament_share(name):
 
 
 class _MeshReader:
-    """Read mesh files with trimesh, each file once per call."""
+    """
+    Read mesh files, each file once per call: binary STL directly, the rest through trimesh.
+
+    Vertices closer than :data:`_MERGE` on every axis are merged (the same tolerance as
+    trimesh's), degenerate triangles dropped; a COLLADA file's ``<unit meter>`` is applied (as
+    RViz does; its ``<up_axis>`` is not, as neither RViz nor assimp/coal apply it).
+    """
 
     def __init__(self):
         self.cache = {}
@@ -378,7 +384,7 @@ class _MeshReader:
         key = str(path)
         if key not in self.cache:
             try:
-                self.cache[key] = self._load(path)
+                self.cache[key] = _closed(*_merged(*self._load(path)))
             except ValueError as err:
                 self.cache[key] = err
         out = self.cache[key]
@@ -388,23 +394,80 @@ class _MeshReader:
 
     @staticmethod
     def _load(path):
+        """Return the file's ``(vertices, faces)`` as read, or raise ValueError."""
+        try:
+            data = pathlib.Path(path).read_bytes()
+        except OSError as err:
+            raise ValueError(f'cannot be read ({err.strerror or err})') from None
+        if not data.strip():
+            raise ValueError('is empty')
+        if path.suffix.lower() == '.stl' and len(data) >= 84 and \
+                len(data) == 84 + 50 * int(np.frombuffer(data, '<u4', 1, 80)[0]):
+            records = np.frombuffer(data, np.dtype([('normal', '<f4', 3), ('v', '<f4', (3, 3)),
+                                                    ('attribute', '<u2')]), offset=84)
+            vertices = records['v'].reshape(-1, 3).astype(float)
+            return vertices, np.arange(len(vertices), dtype=np.int64).reshape(-1, 3)
         import trimesh
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore')
-                mesh = trimesh.load(str(path), force='mesh')
+                mesh = trimesh.load(str(path), force='mesh', process=False)
         except Exception as err:  # noqa: B902 - trimesh and its readers raise many types
             detail = ' '.join(str(err).split())[:160] or type(err).__name__
             raise ValueError(f'cannot be read ({detail})') from None
         if isinstance(mesh, trimesh.Scene) or not hasattr(mesh, 'faces'):
             raise ValueError('holds no triangles')
-        vertices = np.asarray(mesh.vertices, dtype=float)
-        faces = np.asarray(mesh.faces, dtype=np.int64).reshape(-1, 3)
-        if len(faces) == 0 or not np.all(np.isfinite(vertices)):
-            raise ValueError('holds no triangles' if len(faces) == 0
-                             else 'has vertices that are not finite')
-        watertight = bool(mesh.is_watertight)
-        return vertices, faces, watertight, watertight and bool(mesh.is_winding_consistent)
+        vertices = np.asarray(mesh.vertices, dtype=float).reshape(-1, 3)
+        units = str(mesh.metadata.get('units', '')) if path.suffix.lower() == '.dae' else ''
+        if units.endswith('* meters'):
+            vertices = vertices * float(units.split('*')[0])
+        return vertices, np.asarray(mesh.faces, dtype=np.int64).reshape(-1, 3)
+
+
+_MERGE = 1e-8   # m: vertices this close are one (trimesh.tol.merge)
+
+
+def _merged(vertices, faces):
+    """Return vertices merged on a grid of :data:`_MERGE` and the faces without degenerate ones."""
+    if len(faces) == 0:
+        raise ValueError('holds no triangles')
+    if not np.all(np.isfinite(vertices)):
+        raise ValueError('has vertices that are not finite')
+    if faces.min() < 0 or faces.max() >= len(vertices):
+        raise ValueError('has faces that name missing vertices')
+    first, inverse = _unique_rows(np.round(vertices / _MERGE).astype(np.int64))
+    faces = inverse[faces]
+    faces = faces[(faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2])
+                  & (faces[:, 2] != faces[:, 0])]
+    if len(faces) == 0:
+        raise ValueError('holds no triangles of any area')
+    return vertices[first], faces
+
+
+def _closed(vertices, faces):
+    """
+    Return ``(vertices, faces, watertight, consistent)``.
+
+    Watertight: every edge is shared by exactly two triangles; consistent: besides, the two
+    run it in opposite directions (the faces are wound alike).
+    """
+    directed = np.stack([faces, np.roll(faces, -1, axis=1)], axis=2).reshape(-1, 2)
+    key = directed[:, 0] * len(vertices) + directed[:, 1]
+    low, high = np.min(directed, axis=1), np.max(directed, axis=1)
+    _, counts = np.unique(low * len(vertices) + high, return_counts=True)
+    watertight = bool(np.all(counts == 2))
+    consistent = watertight and len(np.unique(key)) == len(key)
+    return vertices, faces, watertight, consistent
+
+
+def _unique_rows(keys):
+    """Return ``(first, inverse)``: the first row of each distinct row, and each row's group."""
+    order = np.lexsort(keys.T[::-1])
+    ranked = keys[order]
+    new = np.r_[True, np.any(ranked[1:] != ranked[:-1], axis=1)]
+    inverse = np.empty(len(keys), dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
 
 
 def _numbers(element, attribute, count, default=None):
