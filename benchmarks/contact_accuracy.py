@@ -291,11 +291,13 @@ class Rig:
 
     ``urdf_path``: the robot; ``geometry_urdf``: the URDF (path or XML text) the locator's
     geometry is loaded from (default the same); ``effort_noise``: N m (std) added to the
-    efforts the processor gets; ``seed`` for that noise; ``threshold``: the locator's.
+    efforts the processor gets; ``seed`` for that noise; ``threshold``: the locator's;
+    ``locator_options``: more keywords of ``locate_contact`` (``noise``, ``relative_noise``).
+    By default the locator's own (0.3 N m and 5 % of ``|tau_ext|``).
     """
 
     def __init__(self, urdf_path=None, geometry_urdf=None, effort_noise=0.05, seed=0,
-                 threshold=THRESHOLD):
+                 threshold=THRESHOLD, **locator_options):
         import mujoco
         import denoc_ros as dr
         from denoc_ros.mujoco_arm import MujocoArm
@@ -312,6 +314,7 @@ class Rig:
         self.geometry = self.load_geometry(geometry_urdf or self.urdf_path)
         self.effort_noise = float(effort_noise)
         self.threshold = threshold
+        self.locator_options = {k: v for k, v in locator_options.items() if v is not None}
         self.rng = np.random.default_rng(seed)
         # model order <-> MuJoCo (arm) order
         self.order = np.array([self.arm.joint_names.index(n) for n in self.model.joint_names])
@@ -455,7 +458,7 @@ class Rig:
             threshold = self.threshold
         start = time.perf_counter()
         result = self._dr.locate_contact(self.model, geometry or self.geometry, q, tau_ext,
-                                         threshold=threshold)
+                                         threshold=threshold, **self.locator_options)
         self.locate_seconds.append(time.perf_counter() - start)
         return result
 
@@ -467,8 +470,9 @@ def judge(result, truths, coarse_spacing):
     ``truths``: [(link, point_base)]. ``error``: located point to the nearest truth (m, NaN
     unless the status is 'located'); ``link_right``: the reported link is a pushed one;
     ``in_set``: the nearest candidate within ``coarse_spacing`` or a truth within the 99 %
-    ellipsoid of the covariance; ``confident_wrong``: 'located' with the wrong link or
-    farther than ``CONFIDENT_WRONG``.
+    ellipsoid of the covariance; ``confident_wrong``: 'located' farther than
+    ``CONFIDENT_WRONG`` from every truth; ``located_wrong_link``: 'located' on another link
+    (panda_link7 and panda_hand are one rigid body: the torques cannot tell them apart).
     """
     status = result.status
     links = [link for link, _ in truths]
@@ -488,14 +492,17 @@ def judge(result, truths, coarse_spacing):
     in_set = bool((len(candidates) and candidate_distance <= coarse_spacing)
                   or mahalanobis2 <= CHI2_3_99)
     link_right = result.link in links
+    link_in_set = bool(set(links) & set(result.candidate_links)) or link_right
     located = status == 'located'
     return {'status': status, 'link': result.link, 'link_right': bool(link_right),
+            'link_in_set': link_in_set,
             'point_base': point.tolist(), 'force': np.asarray(result.force).tolist(),
             'error': error if located else float('nan'),
             'distance_to_reported': error,
             'candidate_distance': candidate_distance, 'candidates': len(candidates),
             'mahalanobis2': mahalanobis2, 'in_set': in_set,
-            'confident_wrong': bool(located and (not link_right or error > CONFIDENT_WRONG)),
+            'confident_wrong': bool(located and error > CONFIDENT_WRONG),
+            'located_wrong_link': bool(located and not link_right),
             'residual': float(result.residual),
             'relative_residual': float(result.relative_residual),
             'sigma': float(np.sqrt(max(np.trace(cov), 0.0))), 'message': result.message}
@@ -589,12 +596,14 @@ def summarize(records, model=None):
                  'node_flags': sum(r['node_flags'] for r in rows),
                  'threshold': rows[0]['threshold'], 'statuses': statuses,
                  'link_right': sum(r['link_right'] for r in seen) / len(seen),
+                 'link_in_set': sum(r['link_in_set'] for r in seen) / len(seen),
                  'located': len(located),
                  'error_median': _percentile(located, 50),
                  'error_p95': _percentile(located, 95),
                  'ambiguous_in_set': (sum(r['in_set'] for r in ambiguous) / len(ambiguous)
                                       if ambiguous else float('nan')),
                  'confident_wrong': sum(r['confident_wrong'] for r in rows),
+                 'located_wrong_link': sum(r['located_wrong_link'] for r in rows),
                  'observer_error_median': _percentile([r['observer_error'] for r in rows], 50),
                  'still': sum(not r['moving'] for r in rows)}
         if model is not None:
@@ -632,11 +641,11 @@ def hard_cases(rig, seed=1, repeats=3, progress=None):
     stripped = rig.load_geometry(ET.tostring(root, encoding='unicode'))
     threshold = float(np.min(rig.processor.settings.contact_threshold))
     for i in range(repeats):
-        first = rng.choice(['panda_link3', 'panda_link4', 'panda_link5'])
-        second = rng.choice(['panda_link6', 'panda_link7', 'panda_hand'])
+        first = str(rng.choice(['panda_link3', 'panda_link4', 'panda_link5']))
+        second = str(rng.choice(['panda_link6', 'panda_link7', 'panda_hand']))
         cases['two'].append(push_trial(rig, None, rng, i % 2 == 1, links=(first, second)))
         # below the threshold: a 1 N push scaled to 40 % of it
-        link = rng.choice(PUSHED_LINKS[:6])
+        link = str(rng.choice(PUSHED_LINKS[:6]))
         q0 = rig.random_configuration(rng)
         push = rig.sample_push(link, q0, rng, (1.0, 1.0))
         per_newton = rig.joint_torques(q0, [push])
@@ -680,19 +689,22 @@ def hard_case_failures(cases):
 def format_table(table):
     """Return the per-link table as text."""
     head = (f'{"link":<18} {"n":>3} {"det":>3} {"node":>4} {"res":>3} {"link ok":>7} '
-            f'{"located":>7} '
-            f'{"median":>7} {"p95":>7} {"amb in set":>10} {"wrong":>5}  statuses')
+            f'{"in cand":>7} {"located":>7} '
+            f'{"median":>7} {"p95":>7} {"amb in set":>10} {"wrong":>5} {"w.lnk":>5}  statuses')
     lines = ["det: pushes reaching the threshold on a joint; node: flagged at the node's default "
-             'threshold; res: resolvable; link ok: of the detectable; median, p95: point error '
-             'of the located', head, '-' * len(head)]
+             'threshold; res: resolvable; link ok: of the detectable; in cand: the link among the '
+             'candidates; median, p95: point error of the located; amb in set: truth in the set '
+             'of the ambiguous; wrong: located > 5 cm from the truth; w.lnk: located on another '
+             'link', head, '-' * len(head)]
     for link, e in table.items():
         statuses = ', '.join(f'{k} {v}' for k, v in sorted(e['statuses'].items()))
         res = {True: 'yes', False: 'no'}.get(e.get('resolvable'), '?')
         lines.append(
             f'{link:<18} {e["pushes"]:>3} {e["detectable"]:>3} {e["node_flags"]:>4} {res:>3} '
-            f'{100 * e["link_right"]:>6.1f}% '
+            f'{100 * e["link_right"]:>6.1f}% {100 * e["link_in_set"]:>6.1f}% '
             f'{e["located"]:>7} {_cm(e["error_median"]):>7} {_cm(e["error_p95"]):>7} '
-            f'{_pct(e["ambiguous_in_set"]):>10} {e["confident_wrong"]:>5}  {statuses}')
+            f'{_pct(e["ambiguous_in_set"]):>10} {e["confident_wrong"]:>5} '
+            f'{e["located_wrong_link"]:>5}  {statuses}')
     return '\n'.join(lines)
 
 
@@ -815,19 +827,21 @@ def render_picture(rig, path, seed=0):
     panels = []
     for key in ('located', 'ambiguous'):
         push, sim, result = found[key]
-        at, force, _ = sim['pushes_base'][0]
+        at, force, normal = sim['pushes_base'][0]
         direction = force / np.linalg.norm(force)
         tail = at - direction * (0.10 + 0.004 * np.linalg.norm(force))
         marks = [('arrow', tail, at - 0.012 * direction, (0.85, 0.1, 0.1, 1.0)),
-                 ('sphere', at, 0.008, (0.1, 0.3, 0.95, 1.0))]
+                 ('sphere', at, 0.011, (0.1, 0.3, 0.95, 1.0))]
         if key == 'located':
-            marks.append(('sphere', result.point_base, 0.016, (0.1, 0.8, 0.2, 0.6)))
+            marks.append(('sphere', result.point_base, 0.022, (0.1, 0.8, 0.2, 0.45)))
         else:
             for c in np.asarray(result.candidates).reshape(-1, 3)[:400]:
                 marks.append(('sphere', c, 0.006, (1.0, 0.75, 0.0, 0.9)))
-        lookat = 0.5 * (at + np.array([0.0, 0.0, 0.45]))
-        azimuth = math.degrees(math.atan2(at[1], at[0])) + 150.0
-        image = _render(rig.truth, sim['q'], rig.names, marks, (lookat, 1.25, azimuth, -20.0))
+        lookat = 0.6 * at + 0.4 * np.array([0.0, 0.0, 0.4])
+        # the camera turned about the vertical from the normal (chosen by eye: contact in view)
+        turn = 50.0 if key == 'located' else 230.0
+        azimuth = math.degrees(math.atan2(normal[1], normal[0])) + turn
+        image = _render(rig.truth, sim['q'], rig.names, marks, (lookat, 1.0, azimuth, -20.0))
         error = np.linalg.norm(np.asarray(result.point_base) - at)
         if key == 'located':
             title = (f'{push.link}, {np.linalg.norm(force):.0f} N: located on {result.link}, '
@@ -880,6 +894,10 @@ def main(argv=None):
                         help='std of the noise on the efforts [N m] (default 0.05)')
     parser.add_argument('--threshold', type=float, default=THRESHOLD,
                         help=f"the locator's contact threshold [N m] (default {THRESHOLD})")
+    parser.add_argument('--noise', type=float, default=None,
+                        help="locate_contact's noise [N m] (default: the locator's)")
+    parser.add_argument('--relative-noise', type=float, default=None,
+                        help="locate_contact's relative_noise (default: the locator's)")
     parser.add_argument('--hard', type=int, default=5, help='repeats of each hard case')
     parser.add_argument('--report', default=str(REPORT), help='folder of report.json, errors.png')
     parser.add_argument('--no-exact', action='store_true',
@@ -888,7 +906,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     folder = pathlib.Path(args.report)
     folder.mkdir(parents=True, exist_ok=True)
-    rig = Rig(effort_noise=args.effort_noise, seed=args.seed, threshold=args.threshold)
+    rig = Rig(effort_noise=args.effort_noise, seed=args.seed, threshold=args.threshold,
+              noise=args.noise, relative_noise=args.relative_noise)
     started = time.perf_counter()
 
     def progress(done, total, record):
@@ -904,8 +923,8 @@ def main(argv=None):
     table = summarize(records, rig.model)
     print(f'Contact isolation, example-robot-data Panda in MuJoCo {rig._mj.__version__}: '
           f'{len(records)} pushes, effort noise {args.effort_noise} N m, observer gain '
-          f'{rig.processor.settings.observer_gain}/s, locator threshold {rig.threshold} N m; '
-          f'{cpu_model()}')
+          f'{rig.processor.settings.observer_gain}/s, locator threshold {rig.threshold} N m '
+          f'{rig.locator_options or "(noise: the locator defaults)"}; {cpu_model()}')
     print(format_table(table))
     resolvable_rows = [r for r in records if r['links'][0] in PUSHED_LINKS]
     located = [r['error'] for r in resolvable_rows
@@ -923,6 +942,7 @@ def main(argv=None):
     print('hard cases: ' + ('all defined' if not failures else '\n  '.join(['FAIL'] + failures)))
     report = {'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), 'cpu': cpu_model(),
               'mujoco': rig._mj.__version__, 'seed': args.seed, 'effort_noise': args.effort_noise,
+              'threshold': rig.threshold, 'locator_options': rig.locator_options,
               'seconds': elapsed, 'per_link': table, 'hard_case_failures': failures,
               'locate_ms_median': 1e3 * float(np.median(rig.locate_seconds)),
               'records': records, 'hard_cases': cases}
@@ -936,4 +956,5 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))  # this tree's package
     sys.exit(main())
