@@ -82,9 +82,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
-os.environ.setdefault('MUJOCO_GL', 'egl')   # headless rendering; read when mujoco is imported
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 PANDA = 'panda_description/urdf/panda.urdf'
 PUSHED_LINKS = ('panda_link3', 'panda_link4', 'panda_link5', 'panda_link6', 'panda_link7',
@@ -819,7 +817,11 @@ def picture_pushes(rig, seed=0, tries=40):
 
 
 def render_picture(rig, path, seed=0):
-    """Write the README's picture (PNG): a located push and an ambiguous one, side by side."""
+    """
+    Write the README's picture (PNG): a located push and an ambiguous one, side by side.
+
+    Headless, MuJoCo needs ``MUJOCO_GL=egl`` (or osmesa) set before it is imported.
+    """
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -904,6 +906,8 @@ def main(argv=None):
                         help='do not also locate from the exact J^T F (halves the locator time)')
     parser.add_argument('--image', default=None, help='also render the README picture here')
     args = parser.parse_args(argv)
+    if args.image:
+        os.environ.setdefault('MUJOCO_GL', 'egl')   # headless; read when mujoco is imported
     folder = pathlib.Path(args.report)
     folder.mkdir(parents=True, exist_ok=True)
     rig = Rig(effort_noise=args.effort_noise, seed=args.seed, threshold=args.threshold,
