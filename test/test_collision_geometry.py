@@ -40,7 +40,8 @@ import time
 import warnings
 
 from conftest import example_robot, require_module
-from denoc_ros.contact.geometry import (CollisionGeometry, DENSITY, load_collision_geometry,
+from denoc_ros.contact.geometry import (_RayGrid, _sample_mesh, _sample_primitive,
+                                        CollisionGeometry, DENSITY, load_collision_geometry,
                                         Shape)
 from denoc_ros.errors import InputError, URDFError, URDFWarning
 from denoc_ros.resources import example_robot_data_dir
@@ -203,6 +204,44 @@ def test_primitive_sampling_uniform_spaced_covering(primitives, kind):
     assert hole.max() < 2.0 * SPACING
 
 
+def _share(hits, share):
+    """Check a sampled fraction against its closed-form value (binomial, 5 sigma)."""
+    n = len(hits)
+    assert abs(hits.mean() - share) < 5 * np.sqrt(share * (1 - share) / n), (hits.mean(), share)
+
+
+def test_candidates_are_area_uniform():
+    """Before thinning (which hides a biased sampler): shares of area = shares of candidates."""
+    rng = np.random.default_rng(11)
+    n = 100000
+    # a triangle: the half-size copy at vertex a holds 1/4 of its area, the one at c too
+    vertices = np.array([[0.0, 0, 0], [0.3, 0, 0], [0.1, 0.2, 0.05]])
+    p, normals = _sample_mesh(vertices, np.array([[0, 1, 2]]), n, rng)
+    coordinates = np.linalg.lstsq((vertices[1:] - vertices[0]).T, (p - vertices[0]).T,
+                                  rcond=None)[0].T    # p = a + s (b - a) + t (c - a)
+    _share(coordinates.sum(axis=1) < 0.5, 0.25)
+    _share(coordinates[:, 1] > 0.5, 0.25)
+    assert np.all(coordinates >= -1e-12) and np.all(coordinates.sum(axis=1) <= 1 + 1e-12)
+    # two triangles of areas 1 : 3 (a square's diagonal split off-centre)
+    square = np.array([[0.0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0.5, 0, 0]])
+    p, _ = _sample_mesh(square, np.array([[0, 4, 3], [4, 1, 2], [4, 2, 3]]), n, rng)
+    _share(p[:, 1] < 1 - 2 * p[:, 0], 0.25)
+    # sphere: uniform z (Archimedes); disk caps: radius below r/2 holds 1/4; capsule ends
+    p, _ = _sample_primitive('sphere', (1.0,), n, rng)
+    _share(p[:, 2] > 0.6, 0.2)
+    p, normals = _sample_primitive('cylinder', (1.0, 0.5), n, rng)
+    cap = np.abs(normals[:, 2]) > 0.5
+    _share(cap, 2 * np.pi / (2 * np.pi + np.pi))
+    _share(np.hypot(p[cap, 0], p[cap, 1]) < 0.5, 0.25)
+    _share(p[~cap, 2] > 0.15, 0.2)
+    p, normals = _sample_primitive('capsule', (1.0, 0.5), n, rng)
+    _share(np.abs(p[:, 2]) > 0.25, 4 * np.pi / (4 * np.pi + np.pi))
+    _share(p[:, 2] > 0.25 + 0.6, 0.2 * 4 * np.pi / (4 * np.pi + np.pi))
+    p, normals = _sample_primitive('box', (1.0, 2.0, 3.0), n, rng)
+    _share(np.abs(normals[:, 2]) > 0.5, 2 * 2.0 / 22.0)
+    _share((np.abs(normals[:, 2]) > 0.5) & (p[:, 0] > 0.3), 2 * 2.0 / 22.0 * 0.2)
+
+
 def _probe(kind, size, n, rng):
     """Return points uniform on a primitive, by rejection from its bounding box's surface."""
     if kind == 'sphere':
@@ -219,11 +258,11 @@ def _probe(kind, size, n, rng):
 
 
 def _check_clusters(surface, coarse):
-    """Every point within coarse/2 of its cluster's representative, normals within 60 deg."""
+    """Each point within 0.9 coarse of its cluster's representative, normals within 60 deg."""
     C = len(surface.coarse_points)
     assert set(np.unique(surface.cluster)) == set(range(C))
     rep = surface.coarse_points[surface.cluster]
-    assert np.max(np.linalg.norm(surface.points - rep, axis=1)) <= 0.5 * coarse + 1e-12
+    assert np.max(np.linalg.norm(surface.points - rep, axis=1)) <= 0.9 * coarse + 1e-12
     cosine = np.sum(surface.normals * surface.coarse_normals[surface.cluster], axis=1)
     assert cosine.min() >= 0.5 - 1e-9
     # representatives are fine points with their normals
@@ -233,10 +272,17 @@ def _check_clusters(surface, coarse):
 
 
 def test_clusters_cover_and_are_coarse(primitives):
-    """Each fine point in one cluster about coarse_spacing across; ~20+ points per cluster."""
-    for surface in primitives.surfaces.values():
+    """Each fine point in one cluster; representatives about coarse_spacing apart."""
+    for kind, surface in primitives.surfaces.items():
         _check_clusters(surface, COARSE)
-        assert len(surface.points) / len(surface.coarse_points) > 5
+        # in the space (p, 0.9 coarse n) the representatives are > 0.9 coarse apart, ~coarse
+        # on average; in space alone ~coarse (less where the normal turns: a box's edges)
+        features = np.hstack([surface.coarse_points, 0.9 * COARSE * surface.coarse_normals])
+        d, _ = cKDTree(features).query(features, 2)
+        assert np.min(d[:, 1]) > 0.9 * COARSE
+        assert np.mean(d[:, 1]) < 1.3 * COARSE, kind
+        d, _ = cKDTree(surface.coarse_points).query(surface.coarse_points, 2)
+        assert 0.6 * COARSE < np.mean(d[:, 1]) < 1.2 * COARSE, kind
 
 
 def test_union_of_primitives_keeps_the_outer_surface():
@@ -294,15 +340,31 @@ def test_union_with_meshes_drops_inner_points():
     box = surface.shapes[2]
     inside_box = _inside('box', box.size, (surface.points - box.translation) @ box.rotation)
     assert not inside_box.any()
+    pick = np.random.default_rng(9).choice(len(surface.points), 1200, replace=False)
+    points, normals = surface.points[pick], surface.normals[pick]
     for mesh in meshes:
         # strictly inside: both sides of the point inside (its own mesh has it outside on one)
-        ahead, behind = (_winding(mesh.vertices, mesh.faces, surface.points + e * surface.normals)
+        ahead, behind = (_winding(mesh.vertices, mesh.faces, points + e * normals)
                          for e in (1e-6, -1e-6))
         assert not np.any((ahead > 0.5) & (behind > 0.5))
     assert surface.area < sum(s.area for s in surface.shapes) - 0.01
     # the watertight flag agrees with trimesh's on the same positions
     for mesh in meshes:
         assert mesh.watertight == trimesh.Trimesh(mesh.vertices, mesh.faces).is_watertight
+
+
+def test_ray_parity_inside_test_matches_the_winding_number():
+    """The inside test of watertight meshes (ray parity on a grid) = the winding number's."""
+    mesh = trimesh.load(example_robot_data_dir() / PANDA_MESHES / 'collision' / 'link5.stl',
+                        force='mesh')
+    vertices, faces = np.asarray(mesh.vertices), np.asarray(mesh.faces)
+    points = np.random.default_rng(8).uniform(vertices.min(0) - 0.01, vertices.max(0) + 0.01,
+                                              (3000, 3))
+    inside = _RayGrid(vertices, faces).contains(points, pairs=700)   # several chunks
+    winding = _winding(vertices, faces, points)
+    assert np.all(np.abs(winding - np.round(winding)) < 1e-9)
+    assert np.array_equal(inside, winding > 0.5)
+    assert 0.1 < inside.mean() < 0.9
 
 
 def test_xacro_source(tmp_path):
@@ -507,6 +569,9 @@ def test_unreadable_meshes_warn_and_never_raise(tmp_path):
         'partly': _collision('<box size="0.1 0.1 0.1"/>')
         + _collision('<mesh filename="missing.stl"/>'),
         'bare': '',
+        'plane': _collision('<plane normal="0 0 1"/>'),
+        'nolength': _collision('<cylinder radius="0.1"/>'),
+        'nan': _collision('<sphere radius="0.1"/>', xyz=('nan', 0, 0)),
     }
     urdf = tmp_path / 'robot.urdf'
     urdf.write_text(_urdf(links))
@@ -514,12 +579,13 @@ def test_unreadable_meshes_warn_and_never_raise(tmp_path):
         geometry = load_collision_geometry(urdf)
     assert set(geometry.surfaces) == {'partly'}
     assert len(geometry.surfaces['partly'].shapes) == 1
-    assert set(geometry.unreadable) == {'missing', 'corrupt', 'nowhere', 'empty', 'ogre'}
-    assert set(geometry.links_without_geometry) == {'missing', 'corrupt', 'nowhere', 'empty',
-                                                    'ogre', 'bare'}
+    unusable = {'missing', 'corrupt', 'nowhere', 'empty', 'ogre', 'plane', 'nolength', 'nan'}
+    assert set(geometry.unreadable) == unusable
+    assert set(geometry.links_without_geometry) == unusable | {'bare'}
     for link, name in [('missing', 'missing.stl'), ('corrupt', 'corrupt.stl'),
                        ('nowhere', 'no_such_pkg_31'), ('empty', 'empty.stl'),
-                       ('ogre', 'ogre.mesh'), ('partly', 'missing.stl')]:
+                       ('ogre', 'ogre.mesh'), ('partly', 'missing.stl'), ('plane', '<plane>'),
+                       ('nolength', 'length'), ('nan', 'nan')]:
         lines = [w for w in geometry.warnings if f"'{link}'" in w]
         assert len(lines) == 1 and name in lines[0], (link, geometry.warnings)
     assert [str(w.message) for w in record] == list(geometry.warnings)
@@ -531,7 +597,7 @@ def test_not_a_urdf_raises(tmp_path):
         with pytest.raises(URDFError):
             load_collision_geometry(source)
     for kwargs in ({'spacing': 0}, {'spacing': float('nan')}, {'coarse_spacing': 0.001},
-                   {'package_paths': 3}, {'max_points': 0}):
+                   {'package_paths': 3}, {'package_paths': {'p': 3}}, {'max_points': 0}):
         with pytest.raises(InputError):
             load_collision_geometry('<robot name="r"/>', **kwargs)
 

@@ -95,7 +95,8 @@ def test_distal_pushes_are_located_on_the_right_link_within_two_centimetres(pand
         assert out.status in (loc.LOCATED, loc.AMBIGUOUS), out.message
         if out.located:
             located += 1
-            assert out.link == link, (link, out.message)
+            # the right link, or one rigidly fixed to it (link 7 and the hand) near their joint
+            assert model.frame(out.link).body == model.frame(link).body, (link, out.message)
             errors.append(np.linalg.norm(out.point_base - r))
             force_errors.append(np.linalg.norm(out.force - f) / np.linalg.norm(f))
         else:  # then the truth is among the candidates (within a coarse cluster)
@@ -266,3 +267,94 @@ def test_bad_input_is_named(panda):
     floating = dr.load_floating_base(str(example_robot(PANDA)))
     with pytest.raises(InputError, match='fixed-base'):
         dr.locate_contact(floating, geometry, np.zeros(floating.nq), np.ones(floating.nv))
+
+
+def _deepest_link_with_surface(model, geometry):
+    """Return the link with a surface whose body the most joints move (None without one)."""
+    best, depth = None, 0
+    for name in sorted(geometry.surfaces):
+        frame = model.frame_index.get(name)
+        if frame is None or frame.body < 0:
+            continue
+        joints, b = 0, frame.body
+        while b >= 0:
+            joints, b = joints + 1, int(model.parent[b])
+        if joints > depth and geometry.surfaces[name].points.shape[0] >= 20:
+            best, depth = name, joints
+    return best
+
+
+def test_every_example_robot_data_robot_with_collision_geometry():
+    """A push on each e-r-d robot's deepest link: a defined answer, right where it is located."""
+    pin = require_oracle('pinocchio')
+    trimesh = pytest.importorskip('trimesh')
+    from robots_for_tests import PinocchioMap
+    from test_example_robot_data import moving_joint_urdfs
+    base = example_robot(PANDA).parents[2]
+    rng = np.random.default_rng(4)
+    counts = {}
+    for rel in moving_joint_urdfs():
+        path = str(base / rel)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            model = dr.load_urdf(path)
+            geometry = load_collision_geometry(path, spacing=0.01, coarse_spacing=0.04)
+        link = _deepest_link_with_surface(model, geometry)
+        if link is None:
+            counts['no surface'] = counts.get('no surface', 0) + 1
+            continue
+        pm = pin.buildModelFromUrdf(path)
+        pd = pm.createData()
+        mp = PinocchioMap(pm, model.joint_names)
+        q = rng.uniform(-1.0, 1.0, model.nq)
+        pin.framesForwardKinematics(pm, pd, mp.q(q))
+        shapes = geometry.surfaces[link].shapes
+        mesh = trimesh.util.concatenate([trimesh.Trimesh(s.vertices, s.faces) for s in shapes])
+        if len(shapes) > 1 or not mesh.is_watertight:  # no outside/inside to push from
+            counts['open or composite surface'] = counts.get('open or composite surface', 0) + 1
+            continue
+        mesh.fix_normals()  # trimesh's own outward winding
+        x, face = trimesh.sample.sample_surface(mesh, 1, seed=int(rng.integers(1 << 30)))
+        fid = pm.getFrameId(link)
+        pose = pd.oMf[fid]
+        r, nb = pose.act(x[0]), pose.rotation @ mesh.face_normals[face[0]]
+        f = -25.0 * nb
+        J = pin.computeFrameJacobian(pm, pd, mp.q(q), fid, pin.LOCAL_WORLD_ALIGNED)
+        tau = mp.from_v((J[:3] - pin.skew(r - pose.translation) @ J[3:]).T @ f)
+        if np.all(np.abs(tau) <= 3 * NOISE):
+            counts['pushed through the axes'] = counts.get('pushed through the axes', 0) + 1
+            continue
+        tau = tau + rng.normal(scale=NOISE, size=tau.shape[0])
+        out = dr.locate_contact(model, geometry, q, tau, noise=NOISE, relative_noise=0.0)
+        counts[out.status] = counts.get(out.status, 0) + 1
+        assert out.status in (loc.LOCATED, loc.AMBIGUOUS, loc.UNEXPLAINED, loc.NO_CONTACT)
+        for value in (out.point, out.point_base, out.force, out.covariance, out.candidates):
+            assert np.all(np.isfinite(value)), rel
+        if out.located:
+            same_body = model.frame(out.link).body == model.frame(link).body
+            error = np.linalg.norm(out.point_base - r)
+            assert same_body and error < 3.0 * out.spread + 0.02, (rel, link, out.message,
+                                                                   error)
+    print('e-r-d pushes:', counts)
+    assert sum(counts.values()) >= 60 and counts.get(loc.LOCATED, 0) >= 10, counts
+
+
+def test_torque_noise_is_the_quiet_estimate_rms_per_joint():
+    """Gaussian torques of known sigma at 1 kHz: measured within 5 %; contact samples ignored."""
+    from denoc_ros.contact.noise import TorqueNoise
+    rng = np.random.default_rng(0)
+    truth = np.array([0.05, 0.1, 0.3, 0.01])
+    noise = TorqueNoise(4, time_constant=2.0, floor=0.02, initial=0.5)
+    assert np.all(noise.sigma == 0.5)
+    for k in range(6000):
+        t = 1e-3 * k
+        if 2000 <= k < 2500:  # a push: large torques, flagged as contact
+            noise.update(t, np.full(4, 30.0), in_contact=True)
+        else:
+            noise.update(t, rng.normal(scale=truth), in_contact=False)
+        noise.update(t, np.full(4, 99.0), in_contact=False)  # a repeated stamp: ignored
+    np.testing.assert_allclose(noise.sigma, np.maximum(truth, 0.02), rtol=0.05)
+    noise.reset()
+    assert np.all(noise.sigma == 0.5)
+    with pytest.raises(InputError, match='floor'):
+        TorqueNoise(3, floor=0.0)

@@ -17,7 +17,8 @@
 from .geometry import CollisionGeometry, LinkSurface, load_collision_geometry, Shape
 from .locate import (AMBIGUOUS, ContactLocation, locate_contact, LOCATED, NO_CONTACT,
                      UNEXPLAINED)
+from .noise import TorqueNoise
 
 __all__ = ['AMBIGUOUS', 'CollisionGeometry', 'ContactLocation', 'LinkSurface',
            'load_collision_geometry', 'locate_contact', 'LOCATED', 'NO_CONTACT', 'Shape',
-           'UNEXPLAINED']
+           'TorqueNoise', 'UNEXPLAINED']

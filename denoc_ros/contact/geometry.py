@@ -28,26 +28,37 @@ Sampling (per link, deterministic: the generator is seeded with :data:`SEED` and
    area, then uniform barycentric coordinates ``(1 - sqrt(u), sqrt(u) (1 - v), sqrt(u) v)``,
    Osada et al., ACM TOG 21(4), 2002, Eq. 1), each with its shape's outward normal;
 2. a candidate strictly inside another solid of the same link is dropped (primitives always,
-   meshes when watertight): the link's surface is the outer surface of the union, and its
-   ``area`` is the shapes' area times the fraction of candidates kept;
+   by their closed-form signed distance; meshes when watertight, by ray parity, the Jordan
+   curve theorem, on a grid of the triangles), and so is one on another primitive's surface
+   where the two surfaces face each other (a wall inside the union) or where that primitive
+   comes first in the file (coincident faces count once): the link's surface is the outer
+   surface of the union, and its ``area`` is the shapes' area times the fraction of candidates
+   kept;
 3. Poisson-disk thinning: the candidates in random order, each kept unless a kept one lies
    within ``THIN * spacing`` (the lexicographically first maximal independent set of the
    candidates' neighbour graph, computed in rounds of local minima, Luby, SIAM J. Comput. 15(4),
    1986). The points are then at least ``0.9 spacing`` apart, their mean nearest-neighbour
    distance is about ``spacing`` (about ``0.65 / spacing**2`` points per m^2), and the density
    stays area-uniform (the thinning is isotropic);
-4. coarse clusters: the same thinning of the fine points with radius ``coarse_spacing / 2`` in
-   the space ``(p, n coarse_spacing / 2)`` picks the cluster representatives; every point joins
-   the nearest representative in that space, hence lies within ``coarse_spacing / 2`` of it
-   (clusters at most ``coarse_spacing`` across) and never joins a cluster whose normal differs
-   by more than 60 degrees from its own (the two sides of a thin plate are separate clusters).
+4. coarse clusters: the same thinning of the fine points with radius ``r = THIN *
+   coarse_spacing`` in the space ``(p, r n)`` picks the cluster representatives (their mean
+   nearest-neighbour distance is about ``coarse_spacing``); every point joins the nearest
+   representative in that space, hence lies within ``r`` of it and never joins a cluster whose
+   normal differs by more than 60 degrees from its own (the two sides of a thin plate are
+   separate clusters).
 
-Meshes are read with ``trimesh`` (STL, OBJ, and DAE through ``pycollada``). A watertight mesh
-has its winding made consistent and outward (trimesh's ``fix_normals``: a positive volume); a
-mesh that is not watertight keeps the winding of its file (its normals point where the file's
-counter-clockwise faces say, as RViz and the physics engines read it), mirrored back when the
-``scale`` has an odd number of negative factors. A mesh that cannot be read is named in
-``warnings`` and its link goes without it.
+Meshes: binary STL is read directly, ASCII STL, OBJ and DAE (through ``pycollada``) with
+``trimesh``; a COLLADA file's ``<unit meter>`` is applied, as RViz's mesh loader does
+(``getMeshUnitRescale``), its ``<up_axis>`` is not (trimesh and coal's assimp reader ignore it
+as well). Vertices within 1e-8 m are merged (trimesh's tolerance)
+and degenerate triangles dropped. A mesh is watertight when every edge is shared by exactly
+two triangles; a watertight mesh has its winding made consistent (faces flipped across the
+edges they share) and outward (a positive volume, divergence theorem). A mesh that is not
+watertight keeps the winding of its file: its normals point where the file's counter-clockwise
+faces say, as RViz and the physics engines read it (mirrored back when the ``scale`` has an
+odd number of negative factors); where the file is wound inconsistently, so are its normals.
+A mesh that cannot be read (missing, corrupt, empty, unknown format, an unresolvable
+``package://``) is named in ``warnings`` and its link goes without it.
 """
 
 from dataclasses import dataclass, fields
@@ -293,16 +304,16 @@ class _Resolver:
 
     def __init__(self, package_paths, folder):
         self.named, self.roots = {}, []
-        if isinstance(package_paths, dict):
-            self.named = {str(k): pathlib.Path(v) for k, v in package_paths.items()}
-        elif isinstance(package_paths, (str, os.PathLike)):
-            self.roots = [pathlib.Path(package_paths)]
-        elif package_paths is not None:
-            try:
+        try:
+            if isinstance(package_paths, dict):
+                self.named = {str(k): pathlib.Path(v) for k, v in package_paths.items()}
+            elif isinstance(package_paths, (str, os.PathLike)):
+                self.roots = [pathlib.Path(package_paths)]
+            elif package_paths is not None:
                 self.roots = [pathlib.Path(p) for p in package_paths]
-            except TypeError:
-                raise InputError('package_paths must be a dict {package: directory} or a list '
-                                 f'of directories, not {package_paths!r}'[:200]) from None
+        except TypeError:
+            raise InputError('package_paths must be a dict {package: directory} or a list of '
+                             f'directories, not {package_paths!r}'[:200]) from None
         self.folder = folder
         self.cache = {}
 
@@ -371,9 +382,8 @@ class _MeshReader:
     """
     Read mesh files, each file once per call: binary STL directly, the rest through trimesh.
 
-    Vertices closer than :data:`_MERGE` on every axis are merged (the same tolerance as
-    trimesh's), degenerate triangles dropped; a COLLADA file's ``<unit meter>`` is applied (as
-    RViz does; its ``<up_axis>`` is not, as neither RViz nor assimp/coal apply it).
+    Vertices on the same point of a :data:`_MERGE` grid are merged (trimesh's tolerance),
+    degenerate triangles dropped; a COLLADA file's ``<unit meter>`` is applied (module doc).
     """
 
     def __init__(self):
@@ -518,7 +528,8 @@ def _shape(element, link, resolver, reader, notes):
         ball = shape.tag == 'capsule' and size[0] > 0.0 and size[1] == 0.0   # length 0
         usable = bool(np.all(size > 0.0)) or ball
         if not usable:
-            notes.append(f'{what}: <{shape.tag}> of size {tuple(size)} has no surface: left out')
+            notes.append(f'{what}: <{shape.tag}> of size {tuple(size.tolist())} has no surface: '
+                         'left out')
             return None
         vertices, faces = _tessellate(shape.tag, size)
         return Shape(shape.tag, rotation, translation, tuple(size), '',
@@ -529,7 +540,8 @@ def _shape(element, link, resolver, reader, notes):
         notes.append(f'{what}: mesh {filename!r}: {reason}: left out')
         return None
     if not np.all(size != 0.0):
-        notes.append(f'{what}: mesh {str(path)!r} has a zero scale {tuple(size)}: left out')
+        notes.append(f'{what}: mesh {str(path)!r} has a zero scale {tuple(size.tolist())}: '
+                     'left out')
         return None
     try:
         vertices, faces, watertight, consistent = reader.read(path)
@@ -821,25 +833,31 @@ class _RayGrid:
         self.keys, self.triangle = keys[order], triangle[order]
         self.tri = tri
 
-    def contains(self, points, chunk=20000):
+    def contains(self, points, pairs=400000):
         """Return which points lie inside the closed mesh (odd number of crossings above)."""
-        out = np.zeros(len(points), dtype=bool)
-        for start in range(0, len(points), chunk):
-            out[start:start + chunk] = self._contains(points[start:start + chunk])
-        return out
-
-    def _contains(self, points):
         p = points @ _RAY_FRAME.T
         cell = np.floor((p[:, :2] - self.origin) / self.cell).astype(np.int64)
         valid = np.all((cell >= 0) & (cell < self.shape), axis=1)
         keys = cell[:, 0] * self.shape[1] + cell[:, 1]
         begin = np.searchsorted(self.keys, keys, side='left')
-        end = np.searchsorted(self.keys, keys, side='right')
-        counts = np.where(valid, end - begin, 0)
-        point = np.repeat(np.arange(len(points)), counts)
+        counts = np.where(valid, np.searchsorted(self.keys, keys, side='right') - begin, 0)
+        out = np.zeros(len(points), dtype=bool)
+        total = np.cumsum(counts)
+        start = 0
+        while start < len(points):     # chunks of about ``pairs`` point-triangle pairs
+            done = total[start - 1] if start else 0
+            stop = max(int(np.searchsorted(total, done + pairs, side='right')), start + 1)
+            out[start:stop] = self._crossed(p[start:stop], begin[start:stop],
+                                            counts[start:stop])
+            start = stop
+        return out
+
+    def _crossed(self, p, begin, counts):
+        """Return the parity of the crossings above each point (rotated points, their cells)."""
+        point = np.repeat(np.arange(len(p)), counts)
         if len(point) == 0:
-            return np.zeros(len(points), dtype=bool)
-        index = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+            return np.zeros(len(p), dtype=bool)
+        index = np.arange(len(point)) - np.repeat(np.cumsum(counts) - counts, counts)
         t = self.tri[self.triangle[np.repeat(begin, counts) + index]]   # (pairs, 3, 3)
         q = p[point]
         a, b, c = t[:, 0], t[:, 1], t[:, 2]
@@ -852,8 +870,7 @@ class _RayGrid:
         with np.errstate(invalid='ignore', divide='ignore'):
             z = (w0 * a[:, 2] + w1 * b[:, 2] + w2 * c[:, 2]) / total
         hit &= z > q[:, 2]
-        crossings = np.bincount(point[hit], minlength=len(points))
-        return crossings % 2 == 1
+        return np.bincount(point[hit], minlength=len(p)) % 2 == 1
 
 
 def _edge(a, b, q):
@@ -926,9 +943,9 @@ def _link_surface(link, shapes, spacing, coarse_spacing, max_points, notes):
     points, normals = points[order], normals[order]
     kept = _thin(points, THIN * used)
     points, normals = points[kept], normals[kept]
-    half = 0.5 * coarse_spacing
-    features = np.hstack([points, half * normals])
-    centres = _thin(features, half)
+    radius = THIN * coarse_spacing
+    features = np.hstack([points, radius * normals])
+    centres = _thin(features, radius)
     _, cluster = cKDTree(features[centres]).query(features)
     return LinkSurface(link, points, normals, cluster, points[centres], normals[centres],
                        float(outer_area), tuple(shapes), used)

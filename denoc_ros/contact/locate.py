@@ -75,6 +75,12 @@ _ANGLES = (np.cos(2.0 * np.pi * np.arange(_CONE_ANGLES) / _CONE_ANGLES),
 BAND = 2.0
 #: Best residual above this many sigmas: no single contact explains the torques.
 UNEXPLAINED_SIGMAS = 4.0
+#: Share of the candidates' weight on the chosen link's body needed to call it located.
+BODY_SHARE = 0.95
+#: Samples refined off the grid: within the band plus this (chi-square) of the best, ...
+REFINE_REACH = 25.0
+#: ... the best of this many clusters (and each link's best).
+REFINED_SAMPLES = 24
 #: Clusters refined (the best by their coarse point's score).
 MAX_REFINED_CLUSTERS = 48
 #: Candidates returned at most, one per cluster (the covariance uses every point).
@@ -122,35 +128,87 @@ class ContactLocation:
 
 
 @jit
-def _point_system(x, m, R, o, J, tau, lam, Jr, H, g, nb):
-    """Write H = J_r J_r^T + lam I, g = J_r tau and the base-axes normal of one surface point."""
-    n = J.shape[1]
+def link_blocks(Js, tau, blocks):
+    """
+    Write each link's [J_v J_v^T, J_v J_w^T, J_w J_w^T, J_v tau, J_w tau] (33 numbers) into blocks.
+
+    With them a surface point's H = J_r J_r^T and g = J_r tau cost a few 3x3 products whatever
+    the number of joints (:func:`_point_system`).
+    """
+    nv = Js.shape[2]
+    for L in range(Js.shape[0]):
+        J = Js[L]
+        for a in range(3):
+            for b in range(3):
+                s_vv = 0.0
+                s_vw = 0.0
+                s_ww = 0.0
+                for j in range(nv):
+                    s_vv += J[a, j] * J[b, j]
+                    s_vw += J[a, j] * J[3 + b, j]
+                    s_ww += J[3 + a, j] * J[3 + b, j]
+                blocks[L, 3 * a + b] = s_vv
+                blocks[L, 9 + 3 * a + b] = s_vw
+                blocks[L, 18 + 3 * a + b] = s_ww
+            s_v = 0.0
+            s_w = 0.0
+            for j in range(nv):
+                s_v += J[a, j] * tau[j]
+                s_w += J[3 + a, j] * tau[j]
+            blocks[L, 27 + a] = s_v
+            blocks[L, 30 + a] = s_w
+
+
+@jit
+def _point_system(x, m, R, blk, lam, H, g, nb):
+    """
+    Write H = J_r J_r^T + lam I, g = J_r tau and the base-axes normal of one surface point.
+
+    J_r = J_v - S J_w with S = [d]x (d = R x, the point's offset from the link origin), so
+    H = A + B S - S B^T - S C S and g = a - d x c from the link's :func:`link_blocks`.
+    """
     d0 = R[0, 0] * x[0] + R[0, 1] * x[1] + R[0, 2] * x[2]
     d1 = R[1, 0] * x[0] + R[1, 1] * x[1] + R[1, 2] * x[2]
     d2 = R[2, 0] * x[0] + R[2, 1] * x[1] + R[2, 2] * x[2]
     nb[0] = R[0, 0] * m[0] + R[0, 1] * m[1] + R[0, 2] * m[2]
     nb[1] = R[1, 0] * m[0] + R[1, 1] * m[1] + R[1, 2] * m[2]
     nb[2] = R[2, 0] * m[0] + R[2, 1] * m[1] + R[2, 2] * m[2]
-    # J_r = J_v - [d]x J_w: the point's linear Jacobian (v_r = v_o + w x d).
-    for j in range(n):
-        w0, w1, w2 = J[3, j], J[4, j], J[5, j]
-        Jr[0, j] = J[0, j] - (d1 * w2 - d2 * w1)
-        Jr[1, j] = J[1, j] - (d2 * w0 - d0 * w2)
-        Jr[2, j] = J[2, j] - (d0 * w1 - d1 * w0)
-    for a in range(3):
-        s = 0.0
-        for j in range(n):
-            s += Jr[a, j] * tau[j]
-        g[a] = s
-        for b in range(a, 3):
-            s = 0.0
-            for j in range(n):
-                s += Jr[a, j] * Jr[b, j]
-            H[a, b] = s
-            H[b, a] = s
-    H[0, 0] += lam
-    H[1, 1] += lam
-    H[2, 2] += lam
+    # Columns of X S for a 3x3 block X (row-major at ``o`` in blk): S's columns are (0, d2, -d1),
+    # (-d2, 0, d0), (d1, -d0, 0).
+    b00 = blk[10] * d2 - blk[11] * d1
+    b01 = blk[11] * d0 - blk[9] * d2
+    b02 = blk[9] * d1 - blk[10] * d0
+    b10 = blk[13] * d2 - blk[14] * d1
+    b11 = blk[14] * d0 - blk[12] * d2
+    b12 = blk[12] * d1 - blk[13] * d0
+    b20 = blk[16] * d2 - blk[17] * d1
+    b21 = blk[17] * d0 - blk[15] * d2
+    b22 = blk[15] * d1 - blk[16] * d0
+    c01 = blk[20] * d0 - blk[18] * d2
+    c02 = blk[18] * d1 - blk[19] * d0
+    c10 = blk[22] * d2 - blk[23] * d1
+    c11 = blk[23] * d0 - blk[21] * d2
+    c12 = blk[21] * d1 - blk[22] * d0
+    c20 = blk[25] * d2 - blk[26] * d1
+    c21 = blk[26] * d0 - blk[24] * d2
+    c22 = blk[24] * d1 - blk[25] * d0
+    # Rows of S (C S): S's rows are (0, -d2, d1), (d2, 0, -d0), (-d1, d0, 0).
+    s00 = -d2 * c10 + d1 * c20
+    s01 = -d2 * c11 + d1 * c21
+    s02 = -d2 * c12 + d1 * c22
+    s11 = d2 * c01 - d0 * c21
+    s12 = d2 * c02 - d0 * c22
+    s22 = -d1 * c02 + d0 * c12
+    H[0, 0] = blk[0] + 2.0 * b00 - s00 + lam
+    H[1, 1] = blk[4] + 2.0 * b11 - s11 + lam
+    H[2, 2] = blk[8] + 2.0 * b22 - s22 + lam
+    H[0, 1] = H[1, 0] = blk[1] + b01 + b10 - s01
+    H[0, 2] = H[2, 0] = blk[2] + b02 + b20 - s02
+    H[1, 2] = H[2, 1] = blk[5] + b12 + b21 - s12
+    c0, c1, c2 = blk[30], blk[31], blk[32]
+    g[0] = blk[27] - (d1 * c2 - d2 * c1)
+    g[1] = blk[28] - (d2 * c0 - d0 * c2)
+    g[2] = blk[29] - (d0 * c1 - d1 * c0)
 
 
 @jit
@@ -262,29 +320,27 @@ def _cone_boundary(H, g, n, mu, cosines, sines, polish, F):
 
 
 @jit
-def score_points(points, normals, owner, index, Rs, os, Js, tau, mu, lam, cosines, sines,
+def score_points(points, normals, owner, index, Rs, blocks, tt, mu, lam, cosines, sines,
                  polish, keep, band2, r2, force):
     """
-    Score the surface points ``index`` (link frames; ``owner``: their link's row of Rs, os, Js).
+    Score the surface points ``index`` (link frames; ``owner``: their link's row of Rs, blocks).
 
-    Writes ``r2[k] = min_F in cone |tau - J_r^T F|^2 + lam |F|^2`` and that F (base axes) for
+    ``tt = tau.tau``. Writes ``r2[k] = min_F in cone |tau - J_r^T F|^2 + lam |F|^2`` and that F
+    (base axes) for
     every point that can matter: the ``keep`` best and all within ``band2`` of the best. The
     unconstrained minimum is a lower bound of the cone-restricted one, so the points are visited
     in the order of that bound and the cone is solved only until the bound passes the cut; a
     point past it keeps its bound in ``r2`` (then larger than the cut). Returns the cut.
     """
-    m, nv = index.shape[0], Js.shape[2]
-    tt = 0.0
-    for j in range(nv):
-        tt += tau[j] * tau[j]
-    Jr, H = np.empty((3, nv)), np.empty((3, 3))
+    m = index.shape[0]
+    H = np.empty((3, 3))
     g, nb, F = np.empty(3), np.empty(3), np.empty(3)
     bound = np.empty(m)
     done = np.zeros(m, dtype=np.bool_)
     for k in range(m):
         i = index[k]
         L = owner[i]
-        _point_system(points[i], normals[i], Rs[L], os[L], Js[L], tau, lam, Jr, H, g, nb)
+        _point_system(points[i], normals[i], Rs[L], blocks[L], lam, H, g, nb)
         cost, inside = _unconstrained(H, g, nb, mu, F)
         bound[k] = tt + cost
         force[k, 0], force[k, 1], force[k, 2] = F[0], F[1], F[2]
@@ -303,7 +359,7 @@ def score_points(points, normals, owner, index, Rs, os, Js, tau, mu, lam, cosine
         else:
             i = index[k]
             L = owner[i]
-            _point_system(points[i], normals[i], Rs[L], os[L], Js[L], tau, lam, Jr, H, g, nb)
+            _point_system(points[i], normals[i], Rs[L], blocks[L], lam, H, g, nb)
             v = tt + _cone_boundary(H, g, nb, mu, cosines, sines, polish, F)
             force[k, 0], force[k, 1], force[k, 2] = F[0], F[1], F[2]
         r2[k] = v
@@ -391,7 +447,7 @@ def _ranges(start, clusters):
 
 
 def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noise=0.3,
-                   relative_noise=0.05, threshold=None, resolution=0.02):
+                   relative_noise=0.02, threshold=None, resolution=0.02):
     """
     Return the :class:`ContactLocation` of one contact force that explains ``tau_ext`` best.
 
@@ -450,6 +506,9 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     if status != OK:
         raise InputError(f'q gives no finite kinematics: {qv!r}')
     Js *= scale
+    blocks = np.empty((L, 33))
+    link_blocks(Js, tau_w, blocks)
+    tt = float(tau_w @ tau_w)
 
     # Each link's score is its chi-square plus twice the number of what its contact fits from the
     # torques (Akaike's criterion: min(5, joints moving it), the point's 2 coordinates and the
@@ -466,13 +525,13 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     cos_, sin_ = _ANGLES
     c_idx = np.flatnonzero(movable[surf.coarse_owner]).astype(np.int64)
     c_r2, c_force = np.empty(c_idx.shape[0]), np.empty((c_idx.shape[0], 3))
-    score_points(surf.coarse_points, surf.coarse_normals, surf.coarse_owner, c_idx, Rs, os, Js,
-                 tau_w, mu, lam, cos_, sin_, 0, MAX_REFINED_CLUSTERS, reach2, c_r2, c_force)
+    score_points(surf.coarse_points, surf.coarse_normals, surf.coarse_owner, c_idx, Rs, blocks,
+                 tt, mu, lam, cos_, sin_, 0, MAX_REFINED_CLUSTERS, reach2, c_r2, c_force)
     order = np.argsort(c_r2, kind='stable')
     refined = c_idx[order[:MAX_REFINED_CLUSTERS]]
     f_idx = _ranges(surf.start, refined)
     f_r2, f_force = np.empty(f_idx.shape[0]), np.empty((f_idx.shape[0], 3))
-    score_points(surf.points, surf.normals, surf.owner, f_idx, Rs, os, Js, tau_w, mu, lam,
+    score_points(surf.points, surf.normals, surf.owner, f_idx, Rs, blocks, tt, mu, lam,
                  cos_, sin_, POLISH, 1, reach2, f_r2, f_force)
     best = min(float(f_r2.min()), float(c_r2.min()))
     rest = order[MAX_REFINED_CLUSTERS:]
@@ -487,18 +546,37 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     r2 = np.concatenate((f_r2, c_r2[rest]))
     force = np.concatenate((f_force, c_force[rest]))
     area = np.concatenate((surf.area[f_idx], surf.coarse_area[r_idx]))
+    # The best sample of each cluster within reach refined off the sampling grid (within one
+    # spacing, in its tangent plane): a sample half a spacing from the contact leaves a moment
+    # error of |F| times that, which must decide neither between links nor between the points
+    # where a line of action crosses the surface. The best REFINED_SAMPLES clusters, each link's
+    # best among them.
+    p_link = p_link.copy()
+    scored = r2 + penalty[owner]
+    near = np.flatnonzero(scored <= scored.min() + band2 + REFINE_REACH)
+    near = near[np.lexsort((scored[near], cluster[near], owner[near]))]
+    key = owner[near] * (len(surf.start) + 1) + cluster[near]
+    heads = near[np.r_[True, key[1:] != key[:-1]]]
+    heads = heads[np.argsort(scored[heads], kind='stable')]
+    chosen = list(heads[:REFINED_SAMPLES])
+    for L_ in np.unique(owner[heads]):
+        first = heads[owner[heads] == L_][0]
+        if first not in chosen:
+            chosen.append(first)
+    for k_ in chosen:
+        L_ = owner[k_]
+        better = _refine(tau_w, Rs[L_], Js[L_], p_link[k_], n_link[k_], force[k_],
+                         geometry.spacing, mu, lam)
+        r2[k_], p_link[k_], force[k_] = better
     r_min2 = float(r2.min())
 
     # Unexplained: the best residual is not what noise on n joints leaves (chi-square with n
     # degrees of freedom, UNEXPLAINED_SIGMAS of its standard deviations above its mean), or a
     # body without a surface explains the torques markedly better than any surface point.
-    # The best sample refined off the sampling grid (within one spacing, in its tangent plane):
-    # sampling alone leaves a moment error of |F| times up to half a spacing.
     k0 = int(np.argmin(r2))
     L0 = owner[k0]
-    refined0 = _refine(tau_w, Rs[L0], Js[L0], p_link[k0], n_link[k0], force[k0],
-                       geometry.spacing, mu, lam)
-    fit2 = min(refined0[0], r_min2)
+    refined0 = (float(r2[k0]), p_link[k0], force[k0])
+    fit2 = r_min2
     limit2 = n + UNEXPLAINED_SIGMAS * math.sqrt(2.0 * n)
     # A moving body without a surface (no collision geometry, or none readable) that could have
     # been touched: the best wrench on it, scored as the surface points are, bounds what a
@@ -539,8 +617,8 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     dev = cand - mean
     cov = (dev.T * w) @ dev + np.eye(3) * (geometry.spacing ** 2 / 12.0)
     spread = math.sqrt(max(float(np.linalg.eigvalsh(cov)[-1]), 0.0))
-    located = (bool(np.all(bodies[owner[within]] == bodies[link])) and spread <= resolution
-               and not bare_possible)
+    body_share = float(w[bodies[owner[within]] == bodies[link]].sum())
+    located = body_share >= BODY_SHARE and spread <= resolution and not bare_possible
     # One candidate per cluster (its best point), the best clusters first.
     sub = np.lexsort((s2[within], cluster[within], owner[within]))
     key = owner[within][sub] * (len(surf.start) + 1) + cluster[within][sub]
@@ -549,9 +627,7 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     keep = sub[first]
     keep = keep[np.argsort(s2[within][keep], kind='stable')][:MAX_CANDIDATES]
     name = surf.names[link]
-    _, point, f_best = (refined0 if k == k0 else
-                        _refine(tau_w, R, Js[link], p_link[k], n_link[k], force[k],
-                                geometry.spacing, mu, lam))
+    point, f_best = p_link[k].copy(), force[k].copy()
     residual = _residual(tau, R, Js[link] / scale, point, f_best)
     if located:
         message = (f'{name} at {_fmt(point)} (link frame), '
@@ -572,56 +648,123 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
         candidate_links=tuple(surf.names[i] for i in owner[within][keep]), message=message)
 
 
-def _refine(tau_w, R, J_w, x, m, F, step, mu, lam, iterations=6):
+@jit
+def _cross(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@jit
+def _refine_cost(tau, J, d, f, r):
+    """Write r = tau - J_v^T f - J_w^T (d x f); return r.r."""
+    m0, m1, m2 = _cross(d[0], d[1], d[2], f[0], f[1], f[2])
+    total = 0.0
+    for j in range(tau.shape[0]):
+        v = (tau[j] - J[0, j] * f[0] - J[1, j] * f[1] - J[2, j] * f[2]
+             - J[3, j] * m0 - J[4, j] * m1 - J[5, j] * m2)
+        r[j] = v
+        total += v * v
+    return total
+
+
+@jit
+def refine_point(tau, R, J, x, m, F, step, mu, lam, iterations, x_out, F_out):
     """
-    Return (r2, x, F) after Gauss-Newton on the point in its tangent plane and the force.
+    Gauss-Newton on a sample's point (in its tangent plane) and force; return the new r^2.
 
-    tau_w ~ J_v^T F + J_w^T ((d + a t1 + b t2) x F) with d = R x; (a, b) stay within ``step``
-    of the sample (its neighbours' spacing), F in the friction cone (else the sample is kept).
+    tau ~ J_v^T F + J_w^T ((d + a t1 + b t2) x F) with d = R x (J, tau whitened); (a, b) stay
+    within ``step`` of the sample (its neighbours' spacing) and F in the friction cone, else the
+    sample and its force are kept. Writes the point (link frame) and force into x_out, F_out.
     """
-    Jv, Jw = J_w[:3], J_w[3:]
-    d0, nb = R @ x, R @ m
-    t1 = np.cross(nb, [1.0, 0.0, 0.0] if abs(nb[0]) < 0.9 else [0.0, 1.0, 0.0])
-    t1 /= np.linalg.norm(t1)
-    t2 = np.cross(nb, t1)
-    ab = np.zeros(2)
-    f = np.array(F, dtype=float)
-
-    def cost(ab, f):
-        d = d0 + ab[0] * t1 + ab[1] * t2
-        r = tau_w - Jv.T @ f - Jw.T @ np.cross(d, f)
-        return float(r @ r) + lam * float(f @ f), r
-
-    best, r = cost(ab, f)
-    start = (best, x, F)
+    n = tau.shape[0]
+    d0 = np.empty(3)
+    nb = np.empty(3)
+    for i in range(3):
+        d0[i] = R[i, 0] * x[0] + R[i, 1] * x[1] + R[i, 2] * x[2]
+        nb[i] = R[i, 0] * m[0] + R[i, 1] * m[1] + R[i, 2] * m[2]
+    if abs(nb[0]) < 0.9:
+        t1 = _cross(nb[0], nb[1], nb[2], 1.0, 0.0, 0.0)
+    else:
+        t1 = _cross(nb[0], nb[1], nb[2], 0.0, 1.0, 0.0)
+    norm = math.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
+    t1 = (t1[0] / norm, t1[1] / norm, t1[2] / norm)
+    t2 = _cross(nb[0], nb[1], nb[2], t1[0], t1[1], t1[2])
+    f = np.empty(3)
+    f[:] = F
+    d = d0.copy()
+    r = np.empty(n)
+    a_, b_ = 0.0, 0.0
+    best = _refine_cost(tau, J, d, f, r) + lam * (f[0] * f[0] + f[1] * f[1] + f[2] * f[2])
+    start = best
+    A = np.empty((n, 5))
+    N = np.empty((5, 5))
+    rhs = np.empty(5)
+    new_f = np.empty(3)
+    new_d = np.empty(3)
+    r_new = np.empty(n)
     for _ in range(iterations):
-        d = d0 + ab[0] * t1 + ab[1] * t2
-        A = np.empty((tau_w.shape[0], 5))
-        A[:, :3] = Jv.T - Jw.T @ _skew(d)
-        A[:, 3] = Jw.T @ np.cross(t1, f)
-        A[:, 4] = Jw.T @ np.cross(t2, f)
-        # Augmented rows for the Tikhonov term: sqrt(lam) (f + delta_f) ~ 0.
-        A_aug = np.vstack((A, np.hstack((math.sqrt(lam) * np.eye(3), np.zeros((3, 2))))))
-        rhs = np.concatenate((r, -math.sqrt(lam) * f))
-        delta = np.linalg.lstsq(A_aug, rhs, rcond=None)[0]
-        new_ab = ab + delta[3:]
-        length = np.linalg.norm(new_ab)
+        e1 = _cross(t1[0], t1[1], t1[2], f[0], f[1], f[2])
+        e2 = _cross(t2[0], t2[1], t2[2], f[0], f[1], f[2])
+        for j in range(n):
+            # d(pred)/df_k = J_v^T e_k + J_w^T (d x e_k); d x e_0 = (0, d2, -d1), d x e_1 =
+            # (-d2, 0, d0), d x e_2 = (d1, -d0, 0).
+            w0, w1, w2 = J[3, j], J[4, j], J[5, j]
+            A[j, 0] = J[0, j] + w1 * d[2] - w2 * d[1]
+            A[j, 1] = J[1, j] - w0 * d[2] + w2 * d[0]
+            A[j, 2] = J[2, j] + w0 * d[1] - w1 * d[0]
+            A[j, 3] = w0 * e1[0] + w1 * e1[1] + w2 * e1[2]
+            A[j, 4] = w0 * e2[0] + w1 * e2[1] + w2 * e2[2]
+        for p in range(5):
+            s_ = 0.0
+            for j in range(n):
+                s_ += A[j, p] * r[j]
+            rhs[p] = s_ - (lam * f[p] if p < 3 else 0.0)
+            for q in range(p, 5):
+                s_ = 0.0
+                for j in range(n):
+                    s_ += A[j, p] * A[j, q]
+                N[p, q] = s_
+                N[q, p] = s_
+        # Levenberg's damping, relative to the system's scale, keeps it regular where the point
+        # cannot move the torques (a prismatic link, a zero force).
+        damp = 1e-9 * (N[0, 0] + N[1, 1] + N[2, 2] + N[3, 3] + N[4, 4]) + 1e-300
+        for p in range(5):
+            N[p, p] += (lam if p < 3 else 0.0) + damp
+        delta = np.linalg.solve(N, rhs)
+        na, nb_ = a_ + delta[3], b_ + delta[4]
+        length = math.sqrt(na * na + nb_ * nb_)
         if length > step:
-            new_ab *= step / length
-        new_f = f + delta[:3]
-        value, new_r = cost(new_ab, new_f)
+            na, nb_ = na * step / length, nb_ * step / length
+        for i in range(3):
+            new_f[i] = f[i] + delta[i]
+            new_d[i] = d0[i] + na * t1[i] + nb_ * t2[i]
+        value = _refine_cost(tau, J, new_d, new_f, r_new) + lam * (
+            new_f[0] * new_f[0] + new_f[1] * new_f[1] + new_f[2] * new_f[2])
         if value >= best:
             break
-        ab, f, best, r = new_ab, new_f, value, new_r
-    fn = -float(f @ nb)
-    ft = f + fn * nb
-    if best >= start[0] or fn < 0.0 or float(ft @ ft) > (mu * fn) ** 2:
+        a_, b_, best = na, nb_, value
+        f[:] = new_f
+        d[:] = new_d
+        r[:] = r_new
+    fn = -(f[0] * nb[0] + f[1] * nb[1] + f[2] * nb[2])
+    ft0, ft1, ft2 = f[0] + fn * nb[0], f[1] + fn * nb[1], f[2] + fn * nb[2]
+    if best >= start or fn < 0.0 or ft0 * ft0 + ft1 * ft1 + ft2 * ft2 > (mu * fn) ** 2:
+        x_out[:] = x
+        F_out[:] = F
         return start
-    return best, x + R.T @ (ab[0] * t1 + ab[1] * t2), f
+    for i in range(3):  # x + R^T (a t1 + b t2)
+        x_out[i] = x[i] + (R[0, i] * (a_ * t1[0] + b_ * t2[0]) + R[1, i] * (a_ * t1[1] + b_
+                           * t2[1]) + R[2, i] * (a_ * t1[2] + b_ * t2[2]))
+    F_out[:] = f
+    return best
 
 
-def _skew(v):
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+def _refine(tau_w, R, J_w, x, m, F, step, mu, lam, iterations=6):
+    """Return (r2, x, F) of :func:`refine_point` (a new point and force, link frame/base axes)."""
+    x_out, F_out = np.empty(3), np.empty(3)
+    r2 = refine_point(tau_w, R, J_w, np.ascontiguousarray(x, dtype=float),
+                      np.ascontiguousarray(m, dtype=float), np.asarray(F, dtype=float), step,
+                      mu, lam, iterations, x_out, F_out)
+    return r2, x_out, F_out
 
 
 def _residual(tau, R, J, x, F):
