@@ -46,8 +46,11 @@ mass-matrix diagonal (``omega`` 60 rad/s on the arm, 300 rad/s on the light fing
 applied (plus Gaussian effort noise, ``--effort-noise``, default 0.05 N m), at 1 kHz, fed to
 :class:`denoc_ros.processor.DynamicsProcessor` with the node's defaults (observer gain 50/s);
 at the end of the hold its external torques go to
-``dr.locate_contact(model, geometry, q, tau_ext, threshold=THRESHOLD)``, ``geometry`` from
-``dr.load_collision_geometry`` of the URDF (trimesh on the STL files). ``THRESHOLD`` is 0.5 N m
+``dr.locate_contact(model, geometry, q, tau_ext, threshold=THRESHOLD, noise=...)``, ``geometry``
+from ``dr.load_collision_geometry`` of the URDF (trimesh on the STL files), ``noise`` per joint
+as the node measures it: the RMS of the observer's estimate while nothing touches the arm
+(:class:`denoc_ros.contact.TorqueNoise` over the ``SETTLE`` window; ``--noise`` to change it),
+``relative_noise`` the locator's default. ``THRESHOLD`` is 0.5 N m
 (``--threshold``), not the node's default ``contact_threshold`` of 5 N m: a 10-40 N push within
 the cone gives panda_link1 at most ~1.3 N m, and a good share of the pushes on panda_link3 and
 on the fingers stay under 5 N m on every joint; the table says how many pushes the node's
@@ -290,12 +293,15 @@ class Rig:
     ``urdf_path``: the robot; ``geometry_urdf``: the URDF (path or XML text) the locator's
     geometry is loaded from (default the same); ``effort_noise``: N m (std) added to the
     efforts the processor gets; ``seed`` for that noise; ``threshold``: the locator's;
-    ``locator_options``: more keywords of ``locate_contact`` (``noise``, ``relative_noise``).
-    By default the locator's own (0.3 N m and 5 % of ``|tau_ext|``).
+    ``noise``: the locator's ``noise``: ``'measured'`` (default, as the node does it: the RMS
+    of the observer's estimate per joint while nothing touches the arm, by
+    :class:`denoc_ros.contact.TorqueNoise` over the ``SETTLE`` window before the push),
+    ``'locator'`` (the locator's own default) or N m; ``locator_options``: more keywords of
+    ``locate_contact`` (``relative_noise``; default the locator's).
     """
 
     def __init__(self, urdf_path=None, geometry_urdf=None, effort_noise=0.05, seed=0,
-                 threshold=THRESHOLD, **locator_options):
+                 threshold=THRESHOLD, noise='measured', **locator_options):
         import mujoco
         import denoc_ros as dr
         from denoc_ros.mujoco_arm import MujocoArm
@@ -313,6 +319,9 @@ class Rig:
         self.effort_noise = float(effort_noise)
         self.threshold = threshold
         self.locator_options = {k: v for k, v in locator_options.items() if v is not None}
+        self.noise = noise
+        if noise not in ('measured', 'locator'):
+            self.locator_options['noise'] = float(noise)
         self.rng = np.random.default_rng(seed)
         # model order <-> MuJoCo (arm) order
         self.order = np.array([self.arm.joint_names.index(n) for n in self.model.joint_names])
@@ -389,6 +398,7 @@ class Rig:
         steps = int(round((settle + hold) / m.opt.timestep))
         on = int(round(settle / m.opt.timestep))
         series = [] if trace else None
+        rest = self._dr.contact.TorqueNoise(self.model.nv)
         out = None
         for k in range(steps):
             t = k * m.opt.timestep
@@ -414,6 +424,8 @@ class Rig:
                 if self.effort_noise > 0 else arm.applied_effort
             q, qd = arm.state()
             out = proc.process(arm.time, q[self.order], qd[self.order], effort[self.order])
+            if k < on:      # nothing touches the arm yet: the observer's noise at rest
+                rest.update(arm.time, out.external_torques, False)
             if trace:
                 series.append((arm.time, out.external_torques.copy()))
         q, qd = arm.state()
@@ -427,7 +439,7 @@ class Rig:
             force = rotation @ p.force
             mj.mj_applyFT(m, d, force, np.zeros(3), at, body, tau_true)
             pushes_base.append((at, force, rotation @ p.normal))
-        result = {'q': q[self.order], 'qd': qd[self.order],
+        result = {'q': q[self.order], 'qd': qd[self.order], 'noise': rest.sigma.copy(),
                   'tau_ext': out.external_torques.copy(), 'tau_true': tau_true[self.order],
                   'pushes_base': pushes_base}
         if trace:
@@ -450,13 +462,19 @@ class Rig:
                           d.xpos[body] + rotation @ p.point, body, tau)
         return tau[self.order]
 
-    def locate(self, q, tau_ext, geometry=None, threshold=None):
-        """Return ``dr.locate_contact`` of the torques at ``q`` (default ``self.threshold``)."""
+    def locate(self, q, tau_ext, geometry=None, threshold=None, noise=None):
+        """Return ``dr.locate_contact`` of the torques at ``q`` (default ``self.threshold``).
+
+        ``noise``: the noise measured at rest, used when the rig's ``noise`` is 'measured'.
+        """
         if threshold is None:
             threshold = self.threshold
+        options = dict(self.locator_options)
+        if self.noise == 'measured' and noise is not None:
+            options['noise'] = noise
         start = time.perf_counter()
         result = self._dr.locate_contact(self.model, geometry or self.geometry, q, tau_ext,
-                                         threshold=threshold, **self.locator_options)
+                                         threshold=threshold, **options)
         self.locate_seconds.append(time.perf_counter() - start)
         return result
 
@@ -529,7 +547,7 @@ def push_trial(rig, link, rng, moving, exact=False, force_range=FORCE, geometry=
     truths = [(p.link, at) for p, (at, _, _) in zip(pushes, sim['pushes_base'])]
     geometry = geometry or rig.geometry
     threshold = rig.threshold if threshold is None else threshold
-    result = rig.locate(sim['q'], sim['tau_ext'], geometry, threshold)
+    result = rig.locate(sim['q'], sim['tau_ext'], geometry, threshold, sim['noise'])
     record = {'links': pushed, 'moving': bool(moving), 'q': sim['q'].tolist(),
               'threshold': threshold,
               'detectable': bool(np.any(np.abs(sim['tau_true']) >= threshold)),
@@ -538,12 +556,13 @@ def push_trial(rig, link, rng, moving, exact=False, force_range=FORCE, geometry=
               'pushes': [p.as_dict() for p in pushes],
               'truth_base': [at.tolist() for _, at in truths],
               'tau_ext': sim['tau_ext'].tolist(), 'tau_true': sim['tau_true'].tolist(),
+              'noise': sim['noise'].tolist(),
               'observer_error': float(np.linalg.norm(sim['tau_ext'] - sim['tau_true'])),
               'max_tau': float(np.abs(sim['tau_true']).max()),
               'locate_ms': 1e3 * rig.locate_seconds[-1]}
     record.update(judge(result, truths, geometry.coarse_spacing))
     if exact:
-        exact_result = rig.locate(sim['q'], sim['tau_true'], geometry, threshold)
+        exact_result = rig.locate(sim['q'], sim['tau_true'], geometry, threshold, sim['noise'])
         figures = judge(exact_result, truths, geometry.coarse_spacing)
         record['exact'] = {k: figures[k] for k in ('status', 'link', 'link_right', 'error',
                                                    'distance_to_reported', 'in_set',
@@ -649,7 +668,7 @@ def hard_cases(rig, seed=1, repeats=3, progress=None):
         per_newton = rig.joint_torques(q0, [push])
         push.force *= 0.4 * threshold / np.abs(per_newton).max()
         sim = rig.simulate(q0, [push])
-        result = rig.locate(sim['q'], sim['tau_ext'], threshold=threshold)
+        result = rig.locate(sim['q'], sim['tau_ext'], threshold=threshold, noise=sim['noise'])
         (at, _, _), = sim['pushes_base']
         record = {'links': [link], 'moving': False, 'pushes': [push.as_dict()],
                   'truth_base': [at.tolist()], 'tau_ext': sim['tau_ext'].tolist(),
@@ -803,7 +822,7 @@ def picture_pushes(rig, seed=0, tries=40):
             q0 = rig.random_configuration(rng)
             push = rig.sample_push(rng.choice(links), q0, rng, (30.0, 40.0))
             sim = rig.simulate(q0, [push])
-            result = rig.locate(sim['q'], sim['tau_ext'])
+            result = rig.locate(sim['q'], sim['tau_ext'], noise=sim['noise'])
             at = sim['pushes_base'][0][0]
             good = (result.status == key and result.link == push.link if key == 'located'
                     else result.status == key)
@@ -896,8 +915,9 @@ def main(argv=None):
                         help='std of the noise on the efforts [N m] (default 0.05)')
     parser.add_argument('--threshold', type=float, default=THRESHOLD,
                         help=f"the locator's contact threshold [N m] (default {THRESHOLD})")
-    parser.add_argument('--noise', type=float, default=None,
-                        help="locate_contact's noise [N m] (default: the locator's)")
+    parser.add_argument('--noise', default='measured',
+                        help="locate_contact's noise: 'measured' (default: the observer's RMS "
+                        "at rest, as the node measures it), 'locator' (its own default) or N m")
     parser.add_argument('--relative-noise', type=float, default=None,
                         help="locate_contact's relative_noise (default: the locator's)")
     parser.add_argument('--hard', type=int, default=5, help='repeats of each hard case')
@@ -928,7 +948,7 @@ def main(argv=None):
     print(f'Contact isolation, example-robot-data Panda in MuJoCo {rig._mj.__version__}: '
           f'{len(records)} pushes, effort noise {args.effort_noise} N m, observer gain '
           f'{rig.processor.settings.observer_gain}/s, locator threshold {rig.threshold} N m '
-          f'{rig.locator_options or "(noise: the locator defaults)"}; {cpu_model()}')
+          f'noise {rig.noise} {rig.locator_options or ""}; {cpu_model()}')
     print(format_table(table))
     resolvable_rows = [r for r in records if r['links'][0] in PUSHED_LINKS]
     located = [r['error'] for r in resolvable_rows
@@ -946,7 +966,8 @@ def main(argv=None):
     print('hard cases: ' + ('all defined' if not failures else '\n  '.join(['FAIL'] + failures)))
     report = {'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), 'cpu': cpu_model(),
               'mujoco': rig._mj.__version__, 'seed': args.seed, 'effort_noise': args.effort_noise,
-              'threshold': rig.threshold, 'locator_options': rig.locator_options,
+              'threshold': rig.threshold, 'noise': rig.noise,
+              'locator_options': rig.locator_options,
               'seconds': elapsed, 'per_link': table, 'hard_case_failures': failures,
               'locate_ms_median': 1e3 * float(np.median(rig.locate_seconds)),
               'records': records, 'hard_cases': cases}
