@@ -463,7 +463,8 @@ class Rig:
         return tau[self.order]
 
     def locate(self, q, tau_ext, geometry=None, threshold=None, noise=None):
-        """Return ``dr.locate_contact`` of the torques at ``q`` (default ``self.threshold``).
+        """
+        Return ``dr.locate_contact`` of the torques at ``q`` (default ``self.threshold``).
 
         ``noise``: the noise measured at rest, used when the rig's ``noise`` is 'measured'.
         """
