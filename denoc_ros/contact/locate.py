@@ -76,11 +76,13 @@ BAND = 2.0
 #: Best residual above this many sigmas: no single contact explains the torques.
 UNEXPLAINED_SIGMAS = 4.0
 #: Share of the candidates' weight on the chosen link's body needed to call it located.
-BODY_SHARE = 0.95
+BODY_SHARE = 0.9
 #: Samples refined off the grid: within the band plus this (chi-square) of the best, ...
 REFINE_REACH = 25.0
 #: ... the best of this many clusters (and each link's best).
 REFINED_SAMPLES = 24
+#: Gauss-Newton steps of a refinement.
+REFINE_ITERATIONS = 6
 #: Clusters refined (the best by their coarse point's score).
 MAX_REFINED_CLUSTERS = 48
 #: Candidates returned at most, one per cluster (the covariance uses every point).
@@ -510,14 +512,6 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     link_blocks(Js, tau_w, blocks)
     tt = float(tau_w @ tau_w)
 
-    # Each link's score is its chi-square plus twice the number of what its contact fits from the
-    # torques (Akaike's criterion: min(5, joints moving it), the point's 2 coordinates and the
-    # force's 3): a distal link fits a proximal contact's torques *and* some of their noise, so
-    # its chi-square alone would be lower by about that many.
-    moving = np.count_nonzero(np.abs(Js).sum(axis=1) > 0.0, axis=1)
-    penalty = 2.0 * np.minimum(moving, 5)
-    reach2 = band2 + float(penalty.max() - penalty[movable].min())
-
     # Coarse level: one point per cluster; the best clusters are refined whatever their coarse
     # score (a coarse point up to half a cluster from the contact can score far worse than the
     # contact itself); clusters past those that still come within the band stay as their coarse
@@ -526,16 +520,16 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     c_idx = np.flatnonzero(movable[surf.coarse_owner]).astype(np.int64)
     c_r2, c_force = np.empty(c_idx.shape[0]), np.empty((c_idx.shape[0], 3))
     score_points(surf.coarse_points, surf.coarse_normals, surf.coarse_owner, c_idx, Rs, blocks,
-                 tt, mu, lam, cos_, sin_, 0, MAX_REFINED_CLUSTERS, reach2, c_r2, c_force)
+                 tt, mu, lam, cos_, sin_, 0, MAX_REFINED_CLUSTERS, band2, c_r2, c_force)
     order = np.argsort(c_r2, kind='stable')
     refined = c_idx[order[:MAX_REFINED_CLUSTERS]]
     f_idx = _ranges(surf.start, refined)
     f_r2, f_force = np.empty(f_idx.shape[0]), np.empty((f_idx.shape[0], 3))
     score_points(surf.points, surf.normals, surf.owner, f_idx, Rs, blocks, tt, mu, lam,
-                 cos_, sin_, POLISH, 1, reach2, f_r2, f_force)
+                 cos_, sin_, POLISH, 1, band2, f_r2, f_force)
     best = min(float(f_r2.min()), float(c_r2.min()))
     rest = order[MAX_REFINED_CLUSTERS:]
-    rest = rest[c_r2[rest] <= best + reach2]
+    rest = rest[c_r2[rest] <= best + band2]
     r_idx = c_idx[rest]
 
     # Every scored point: fine ones, and the unrefined clusters' coarse points.
@@ -552,22 +546,18 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     # where a line of action crosses the surface. The best REFINED_SAMPLES clusters, each link's
     # best among them.
     p_link = p_link.copy()
-    scored = r2 + penalty[owner]
-    near = np.flatnonzero(scored <= scored.min() + band2 + REFINE_REACH)
-    near = near[np.lexsort((scored[near], cluster[near], owner[near]))]
+    near = np.flatnonzero(r2 <= r2.min() + band2 + REFINE_REACH)
+    near = near[np.lexsort((r2[near], cluster[near], owner[near]))]
     key = owner[near] * (len(surf.start) + 1) + cluster[near]
     heads = near[np.r_[True, key[1:] != key[:-1]]]
-    heads = heads[np.argsort(scored[heads], kind='stable')]
+    heads = heads[np.argsort(r2[heads], kind='stable')]
     chosen = list(heads[:REFINED_SAMPLES])
     for L_ in np.unique(owner[heads]):
         first = heads[owner[heads] == L_][0]
         if first not in chosen:
             chosen.append(first)
-    for k_ in chosen:
-        L_ = owner[k_]
-        better = _refine(tau_w, Rs[L_], Js[L_], p_link[k_], n_link[k_], force[k_],
-                         geometry.spacing, mu, lam)
-        r2[k_], p_link[k_], force[k_] = better
+    refine_samples(tau_w, Rs, Js, owner, np.asarray(chosen, dtype=np.int64), p_link, n_link,
+                   force, r2, geometry.spacing, mu, lam)
     r_min2 = float(r2.min())
 
     # Unexplained: the best residual is not what noise on n joints leaves (chi-square with n
@@ -582,7 +572,7 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     # been touched: the best wrench on it, scored as the surface points are, bounds what a
     # contact there explains.
     bare, bare_score = _bare_body(model, set(bodies[movable].tolist()), qv, tau_w, scale)
-    fit_score = fit2 + penalty[L0]
+    fit_score = fit2
     if fit2 > limit2 or (bare is not None and bare_score < fit_score - 2.0 * band2):
         residual = _residual(tau, Rs[L0], Js[L0] / scale, refined0[1], refined0[2])
         if bare is not None and bare_score < fit_score:
@@ -600,17 +590,18 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     # Candidates: the points within the band, weighted by likelihood times the area they stand
     # for. The link is the one with the most weight (a link whose points explain the torques
     # over an area beats one where only a thin curve does); the point is that link's best.
-    s2 = r2 + penalty[owner]
-    s_min2 = float(s2.min())
     # A bare body as good as the surface's best: the surface's answer is one possibility.
-    bare_possible = bare is not None and bare_score <= s_min2 + band2
-    within = np.flatnonzero(s2 <= s_min2 + band2)
-    w = np.exp(-0.5 * (s2[within] - s_min2)) * area[within]
+    bare_possible = bare is not None and bare_score <= r_min2 + band2
+    within = np.flatnonzero(r2 <= r_min2 + band2)
+    w = np.exp(-0.5 * (r2[within] - r_min2)) * area[within]
     w /= w.sum()
     mass = np.bincount(owner[within], weights=w, minlength=L)
-    link = int(np.argmax(mass))
-    on_link = within[owner[within] == link]
-    k = int(on_link[np.argmin(s2[on_link])])
+    # The body with the most weight; on it, the link of the best point (links fixed to one
+    # another feel the same torques: only where the point lies tells them apart).
+    body_mass = np.bincount(bodies, weights=mass)
+    on_body = within[bodies[owner[within]] == int(np.argmax(body_mass))]
+    k = int(on_body[np.argmin(r2[on_body])])
+    link = int(owner[k])
     R, o = Rs[link], os[link]
     cand = np.einsum('kij,kj->ki', Rs[owner[within]], p_link[within]) + os[owner[within]]
     mean = w @ cand
@@ -620,12 +611,12 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     body_share = float(w[bodies[owner[within]] == bodies[link]].sum())
     located = body_share >= BODY_SHARE and spread <= resolution and not bare_possible
     # One candidate per cluster (its best point), the best clusters first.
-    sub = np.lexsort((s2[within], cluster[within], owner[within]))
+    sub = np.lexsort((r2[within], cluster[within], owner[within]))
     key = owner[within][sub] * (len(surf.start) + 1) + cluster[within][sub]
     first = np.ones(sub.shape[0], dtype=bool)
     first[1:] = key[1:] != key[:-1]
     keep = sub[first]
-    keep = keep[np.argsort(s2[within][keep], kind='stable')][:MAX_CANDIDATES]
+    keep = keep[np.argsort(r2[within][keep], kind='stable')][:MAX_CANDIDATES]
     name = surf.names[link]
     point, f_best = p_link[k].copy(), force[k].copy()
     residual = _residual(tau, R, Js[link] / scale, point, f_best)
@@ -758,13 +749,16 @@ def refine_point(tau, R, J, x, m, F, step, mu, lam, iterations, x_out, F_out):
     return best
 
 
-def _refine(tau_w, R, J_w, x, m, F, step, mu, lam, iterations=6):
-    """Return (r2, x, F) of :func:`refine_point` (a new point and force, link frame/base axes)."""
+@jit
+def refine_samples(tau, Rs, Js, owner, chosen, points, normals, force, r2, step, mu, lam):
+    """Refine the samples ``chosen`` in place (:func:`refine_point`: point, force, r^2)."""
     x_out, F_out = np.empty(3), np.empty(3)
-    r2 = refine_point(tau_w, R, J_w, np.ascontiguousarray(x, dtype=float),
-                      np.ascontiguousarray(m, dtype=float), np.asarray(F, dtype=float), step,
-                      mu, lam, iterations, x_out, F_out)
-    return r2, x_out, F_out
+    for k in chosen:
+        L = owner[k]
+        r2[k] = refine_point(tau, Rs[L], Js[L], points[k], normals[k], force[k], step, mu, lam,
+                             REFINE_ITERATIONS, x_out, F_out)
+        points[k, :] = x_out
+        force[k, :] = F_out
 
 
 def _residual(tau, R, J, x, F):
@@ -779,7 +773,8 @@ def _bare_body(model, seen, q, tau_w, scale):
     Return the best-fitting moving body without a surface (its link) and its score, or None.
 
     The score is the whitened residual of the best wrench on the body (a lower bound for any
-    contact on it) plus the same Akaike term as the surface points' (twice min(5, its joints)).
+    contact on it) plus 2, Akaike's price of the wrench's sixth component, which a point force
+    (a point on a surface and three force components) does not have.
     """
     best, best_score = None, math.inf
     for body, name in enumerate(model.link_names):
@@ -788,8 +783,7 @@ def _bare_body(model, seen, q, tau_w, scale):
         J = jacobian(model, q, name) * scale
         w, *_ = np.linalg.lstsq(J.T, tau_w, rcond=1e-10)
         r = tau_w - J.T @ w
-        joints = int(np.count_nonzero(np.abs(J).sum(axis=0) > 0.0))
-        score = float(r @ r) + 2.0 * min(joints, 5)
+        score = float(r @ r) + 2.0
         if score < best_score:
             best, best_score = name, score
     return best, best_score
