@@ -3,7 +3,8 @@
 #               torque monitor on the bundled arm (Ctrl-C stops; ROBOT=<name or path> to change)
 #   make test   set up .venv (with test tools) if needed, then run the whole test suite
 #   make bench  timings against Pinocchio and the Robotics Toolbox (make bench-node: the node
-#               at 1 kHz against a bare relay; make soak: 10 minutes of 1 kHz with bad input)
+#               at 1 kHz against a bare relay; make soak: 10 minutes of 1 kHz with bad input;
+#               make bench-contact: contact isolation measured on the Panda pushed in MuJoCo)
 #   ROS_DISTRO=jazzy   any target on ROS 2 Jazzy (its PyPI wheels, Python 3.12) in .venv-jazzy;
 #               the default is kilted in .venv (a ROS_DISTRO in the environment, as sourcing a ROS
 #               install sets it, is not used: only the command line picks the distribution)
@@ -18,7 +19,7 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export DENOC_VENV := $(abspath $(VENV))
 export DENOC_ROS_DISTRO := $(ROS_DISTRO)
 
-.PHONY: run test bench bench-node soak env env-test lint clean
+.PHONY: run test bench bench-node bench-contact soak env env-test lint clean
 
 run: env
 	$(VENV)/bin/denoc_demo --robot $(ROBOT)
@@ -32,6 +33,9 @@ bench: env-test
 
 bench-node: env-test
 	$(VENV)/bin/python benchmarks/node_latency.py $(BENCH_ARGS)
+
+bench-contact: env-test
+	$(VENV)/bin/python benchmarks/contact_accuracy.py $(BENCH_ARGS)
 
 soak: env-test
 	$(VENV)/bin/python benchmarks/soak.py $(BENCH_ARGS)
