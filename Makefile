@@ -4,7 +4,8 @@
 #   make test   set up .venv (with test tools) if needed, then run the whole test suite
 #   make bench  timings against Pinocchio and the Robotics Toolbox (make bench-node: the node
 #               at 1 kHz against a bare relay; make soak: 10 minutes of 1 kHz with bad input;
-#               make bench-contact: the cost of contact localization per joint state)
+#               make bench-contact: contact isolation measured on the Panda pushed in MuJoCo;
+#               make bench-contact-cost: the cost of contact localization per joint state)
 #   ROS_DISTRO=jazzy   any target on ROS 2 Jazzy (its PyPI wheels, Python 3.12) in .venv-jazzy;
 #               the default is kilted in .venv (a ROS_DISTRO in the environment, as sourcing a ROS
 #               install sets it, is not used: only the command line picks the distribution)
@@ -19,7 +20,7 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export DENOC_VENV := $(abspath $(VENV))
 export DENOC_ROS_DISTRO := $(ROS_DISTRO)
 
-.PHONY: run test bench bench-node bench-contact soak env env-test lint clean
+.PHONY: run test bench bench-node bench-contact bench-contact-cost soak env env-test lint clean
 
 run: env
 	$(VENV)/bin/denoc_demo --robot $(ROBOT)
@@ -35,6 +36,9 @@ bench-node: env-test
 	$(VENV)/bin/python benchmarks/node_latency.py $(BENCH_ARGS)
 
 bench-contact: env-test
+	$(VENV)/bin/python benchmarks/contact_accuracy.py $(BENCH_ARGS)
+
+bench-contact-cost: env-test
 	$(VENV)/bin/python benchmarks/contact_cost.py $(BENCH_ARGS)
 
 soak: env-test

@@ -15,7 +15,7 @@
 """
 The cost of contact localization per joint state: ``DynamicsProcessor.process``, off and on.
 
-Run from the repository root (``make bench-contact``)::
+Run from the repository root (``make bench-contact-cost``)::
 
     .venv/bin/python benchmarks/contact_cost.py                 # 2000 joint states per case
     .venv/bin/python benchmarks/contact_cost.py --messages 200  # smoke test

@@ -61,22 +61,52 @@ def _truth_point(geometry, link, rng):
     return points[0], mesh.face_normals[faces[0]]
 
 
+def _winding(vertices, faces, points):
+    """Return the generalized winding number of each point (1 inside, 0 outside a closed mesh)."""
+    a, b, c = (vertices[faces[:, i]][None] - points[:, None, :] for i in range(3))
+    la, lb, lc = (np.linalg.norm(x, axis=2) for x in (a, b, c))
+    det = np.einsum('pfi,pfi->pf', a, np.cross(b, c))
+    den = (la * lb * lc + np.einsum('pfi,pfi->pf', a, b) * lc
+           + np.einsum('pfi,pfi->pf', b, c) * la + np.einsum('pfi,pfi->pf', c, a) * lb)
+    return np.arctan2(det, den).sum(axis=1) / (2 * np.pi)
+
+
+def _reachable(panda, link, r, f):
+    """Return whether a pusher reaches r along f: r in no other solid, 3 cm back free of all."""
+    pin = require_oracle('pinocchio')
+    _, geometry, pm, pd = panda
+    u = -f / np.linalg.norm(f)
+    path = r + np.outer(np.arange(0.01, 0.031, 0.005), u)
+    for name, surface in geometry.surfaces.items():
+        pose = pd.oMf[pm.getFrameId(name)]
+        for shape in surface.shapes:
+            v = shape.vertices @ pose.rotation.T + pose.translation
+            probe = path if name == link else np.vstack((r, path))
+            if np.any(_winding(v, shape.faces, probe) > 0.5):
+                return False
+    return True
+
+
 def _push(panda, link, rng, q=None, magnitude=None, mu=0.5):
     """Return q, tau_ext = J_r^T F (Pinocchio, plus noise) and the truth (base point, F)."""
     pin = require_oracle('pinocchio')
     model, geometry, pm, pd = panda
     if q is None:
         q = np.where(np.isfinite(model.lower), rng.uniform(model.lower, model.upper), 0.0)
-    x, m = _truth_point(geometry, link, rng)
     pin.framesForwardKinematics(pm, pd, q)
     fid = pm.getFrameId(link)
     pose = pd.oMf[fid]
-    r, nb = pose.act(x), pose.rotation @ m
-    t = rng.normal(size=3)
-    t -= (t @ nb) * nb
-    t /= np.linalg.norm(t)
-    angle = rng.uniform(0.0, math.atan(mu))
-    f = (magnitude or rng.uniform(10.0, 40.0)) * (-math.cos(angle) * nb + math.sin(angle) * t)
+    for _ in range(100):  # a point a pusher can reach (MuJoCo's accuracy test does the same)
+        x, m = _truth_point(geometry, link, rng)
+        r, nb = pose.act(x), pose.rotation @ m
+        t = rng.normal(size=3)
+        t -= (t @ nb) * nb
+        t /= np.linalg.norm(t)
+        angle = rng.uniform(0.0, math.atan(mu))
+        f = (magnitude or rng.uniform(10.0, 40.0)) * (-math.cos(angle) * nb
+                                                      + math.sin(angle) * t)
+        if _reachable(panda, link, r, f):
+            break
     J = pin.computeFrameJacobian(pm, pd, q, fid, pin.LOCAL_WORLD_ALIGNED)
     Jr = J[:3] - pin.skew(r - pose.translation) @ J[3:]
     tau = Jr.T @ f + rng.normal(scale=NOISE, size=q.shape[0])

@@ -72,7 +72,7 @@ POLISH = 12
 _ANGLES = (np.cos(2.0 * np.pi * np.arange(_CONE_ANGLES) / _CONE_ANGLES),
            np.sin(2.0 * np.pi * np.arange(_CONE_ANGLES) / _CONE_ANGLES))
 #: Band in noise standard deviations: r^2 <= r_min^2 + (BAND sigma)^2 is a candidate.
-BAND = 2.0
+BAND = 3.0
 #: Best residual above this many sigmas: no single contact explains the torques.
 UNEXPLAINED_SIGMAS = 4.0
 #: Share of the candidates' weight on the chosen link's body needed to call it located.
@@ -81,6 +81,10 @@ BODY_SHARE = 0.9
 REFINE_REACH = 25.0
 #: ... the best of this many clusters (and each link's best).
 REFINED_SAMPLES = 24
+#: Voxel size [m] of the links' solids, for the points one link's shape covers on another's.
+SOLID_CELL = 0.01
+#: The free path [m] a pusher needs out along the normal to reach a point.
+APPROACH = 0.03
 #: Gauss-Newton steps of a refinement.
 REFINE_ITERATIONS = 6
 #: Clusters refined (the best by their coarse point's score).
@@ -403,6 +407,121 @@ class _Surfaces:
         self.start = np.asarray(start, dtype=np.int64)
         first = np.minimum(self.start[:-1], len(self.area) - 1)
         self.coarse_area = np.diff(self.start) * self.area[first]
+        self._geometry = geometry
+        self._solids = None
+
+    def solids(self):
+        """
+        Return each link's solid as an occupancy grid in its frame (built on first use).
+
+        ``(cells, origin (L, 3), dims (L, 3), offset (L,), cell size)``: the voxels (of
+        :data:`SOLID_CELL`) whose centre and six neighbours' centres lie inside one of the link's
+        closed shapes, so that a point in one is at least about a cell deep inside the link.
+        A link without a closed shape has no voxel (dims 0).
+        """
+        if self._solids is None:
+            self._solids = _occupancy(self._geometry, self.names, SOLID_CELL)
+        return self._solids
+
+
+def _occupancy(geometry, names, h):
+    """Build the eroded occupancy grids of :meth:`_Surfaces.solids`."""
+    from .geometry import _RayGrid
+    cells, origins, dims, offsets = [], [], [], []
+    total = 0
+    for name in names:
+        shapes = [sh for sh in geometry.surfaces[name].shapes if sh.watertight]
+        if not shapes:
+            origins.append(np.zeros(3))
+            dims.append(np.zeros(3, dtype=np.int64))
+            offsets.append(total)
+            continue
+        verts = np.concatenate([sh.vertices for sh in shapes])
+        lo, hi = verts.min(axis=0) - h, verts.max(axis=0) + h
+        n = np.maximum(np.ceil((hi - lo) / h).astype(np.int64), 1)
+        axes = [lo[i] + h * (np.arange(n[i]) + 0.5) for i in range(3)]
+        centres = np.stack(np.meshgrid(*axes, indexing='ij'), axis=-1).reshape(-1, 3)
+        inside = np.zeros(len(centres), dtype=bool)
+        for sh in shapes:
+            box = np.all((centres > sh.vertices.min(axis=0)) & (centres < sh.vertices.max(axis=0)),
+                         axis=1)
+            if np.any(box):
+                inside[box] |= _RayGrid(sh.vertices, sh.faces).contains(centres[box])
+        grid = inside.reshape(tuple(n))
+        deep = grid.copy()  # eroded: the six neighbours inside too
+        for axis in range(3):
+            for shift in (1, -1):
+                deep &= np.roll(grid, shift, axis=axis)
+        for axis in range(3):  # np.roll wraps around: the faces of the box are outside
+            index = [slice(None)] * 3
+            index[axis] = 0
+            deep[tuple(index)] = False
+            index[axis] = -1
+            deep[tuple(index)] = False
+        cells.append(deep.ravel().astype(np.uint8))
+        origins.append(lo)
+        dims.append(n)
+        offsets.append(total)
+        total += deep.size
+    data = np.concatenate(cells) if cells else np.zeros(0, dtype=np.uint8)
+    return (data, np.array(origins, dtype=float), np.array(dims, dtype=np.int64),
+            np.array(offsets, dtype=np.int64), float(h))
+
+
+@jit
+def _inside_solid(b0, b1, b2, skip, Rs, os, posed, cells, origin, dims, offset, h):
+    """Return whether the base-frame point lies deep inside a link's solid (not ``skip``'s)."""
+    for other in range(Rs.shape[0]):
+        if other == skip or not posed[other] or dims[other, 0] == 0:
+            continue
+        Q = Rs[other]
+        d0, d1, d2 = b0 - os[other, 0], b1 - os[other, 1], b2 - os[other, 2]
+        y0 = Q[0, 0] * d0 + Q[1, 0] * d1 + Q[2, 0] * d2   # R^T (b - o)
+        y1 = Q[0, 1] * d0 + Q[1, 1] * d1 + Q[2, 1] * d2
+        y2 = Q[0, 2] * d0 + Q[1, 2] * d1 + Q[2, 2] * d2
+        i0 = math.floor((y0 - origin[other, 0]) / h)
+        i1 = math.floor((y1 - origin[other, 1]) / h)
+        i2 = math.floor((y2 - origin[other, 2]) / h)
+        n0, n1, n2 = dims[other, 0], dims[other, 1], dims[other, 2]
+        if 0 <= i0 < n0 and 0 <= i1 < n1 and 0 <= i2 < n2:
+            if cells[offset[other] + (i0 * n1 + i1) * n2 + i2]:
+                return True
+    return False
+
+
+@jit
+def unreachable(points, normals, owner, index, Rs, os, posed, cells, origin, dims, offset, h,
+                approach, out):
+    """
+    Mark the points ``index`` (link frames) that nothing can push.
+
+    A point covered by another link's solid (two links' collision shapes overlap at their
+    joint), or whose approach, ``approach`` metres out along its normal (where a pusher comes
+    from; the force's own direction is not known where the torques leave it free), runs into the
+    robot's solids (its own link's included). ``posed``: which links' poses (Rs, os) are known.
+    """
+    for k in range(index.shape[0]):
+        i = index[k]
+        me = owner[i]
+        x = points[i]
+        R = Rs[me]
+        b0 = R[0, 0] * x[0] + R[0, 1] * x[1] + R[0, 2] * x[2] + os[me, 0]
+        b1 = R[1, 0] * x[0] + R[1, 1] * x[1] + R[1, 2] * x[2] + os[me, 1]
+        b2 = R[2, 0] * x[0] + R[2, 1] * x[1] + R[2, 2] * x[2] + os[me, 2]
+        hidden = _inside_solid(b0, b1, b2, me, Rs, os, posed, cells, origin, dims, offset, h)
+        m = normals[i]
+        if not hidden and approach > 0.0:
+            u0 = R[0, 0] * m[0] + R[0, 1] * m[1] + R[0, 2] * m[2]
+            u1 = R[1, 0] * m[0] + R[1, 1] * m[1] + R[1, 2] * m[2]
+            u2 = R[2, 0] * m[0] + R[2, 1] * m[1] + R[2, 2] * m[2]
+            # Steps of half a voxel from 1.5 voxels out (a deep voxel is a voxel inside).
+            step = 0.5 * h
+            t = 1.5 * h
+            while t <= approach and not hidden:
+                hidden = _inside_solid(b0 + t * u0, b1 + t * u1, b2 + t * u2, -1, Rs, os,
+                                       posed, cells, origin, dims, offset, h)
+                t += step
+        out[k] = hidden
 
 
 def _surfaces(geometry):
@@ -507,9 +626,23 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     status = frames_state(pk.ints, pk.reals, qv, bodies, data, Rs, os, Js)
     if status != OK:
         raise InputError(f'q gives no finite kinematics: {qv!r}')
+    posed = movable.copy()
+    for i, f in enumerate(frames):  # links fixed to the base: their frame is their pose
+        if f is not None and f[0] < 0:
+            Rs[i] = f[1][:9].reshape(3, 3)
+            os[i] = f[1][9:12]
+            posed[i] = True
     Js *= scale
     blocks = np.empty((L, 33))
     link_blocks(Js, tau_w, blocks)
+    # Which points are candidates is judged on the chi-square plus twice what a contact on the
+    # link fits of the torques (Akaike: min(5, joints moving it), a point on a surface and a
+    # force being five unknowns): a distal link fits a proximal contact's torques and some of
+    # their noise too, and would push the proximal truth out of the set. Their weights are the
+    # likelihoods themselves.
+    moving = np.count_nonzero(np.abs(Js).sum(axis=1) > 0.0, axis=1)
+    fits = 2.0 * np.minimum(moving, 5)
+    reach2 = band2 + float(fits[movable].max() - fits[movable].min())
     tt = float(tau_w @ tau_w)
 
     # Coarse level: one point per cluster; the best clusters are refined whatever their coarse
@@ -520,16 +653,16 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     c_idx = np.flatnonzero(movable[surf.coarse_owner]).astype(np.int64)
     c_r2, c_force = np.empty(c_idx.shape[0]), np.empty((c_idx.shape[0], 3))
     score_points(surf.coarse_points, surf.coarse_normals, surf.coarse_owner, c_idx, Rs, blocks,
-                 tt, mu, lam, cos_, sin_, 0, MAX_REFINED_CLUSTERS, band2, c_r2, c_force)
+                 tt, mu, lam, cos_, sin_, 0, MAX_REFINED_CLUSTERS, reach2, c_r2, c_force)
     order = np.argsort(c_r2, kind='stable')
     refined = c_idx[order[:MAX_REFINED_CLUSTERS]]
     f_idx = _ranges(surf.start, refined)
     f_r2, f_force = np.empty(f_idx.shape[0]), np.empty((f_idx.shape[0], 3))
     score_points(surf.points, surf.normals, surf.owner, f_idx, Rs, blocks, tt, mu, lam,
-                 cos_, sin_, POLISH, 1, band2, f_r2, f_force)
+                 cos_, sin_, POLISH, 1, reach2, f_r2, f_force)
     best = min(float(f_r2.min()), float(c_r2.min()))
     rest = order[MAX_REFINED_CLUSTERS:]
-    rest = rest[c_r2[rest] <= best + band2]
+    rest = rest[c_r2[rest] <= best + reach2]
     r_idx = c_idx[rest]
 
     # Every scored point: fine ones, and the unrefined clusters' coarse points.
@@ -540,13 +673,22 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     r2 = np.concatenate((f_r2, c_r2[rest]))
     force = np.concatenate((f_force, c_force[rest]))
     area = np.concatenate((surf.area[f_idx], surf.coarse_area[r_idx]))
+    # Points that nothing can push (covered by another link's solid where shapes overlap at a
+    # joint, or with the robot in the way of a pusher) are no candidates.
+    cells, origin, dims, offset, h = surf.solids()
+    near = np.flatnonzero(r2 <= r2.min() + reach2 + REFINE_REACH)
+    hidden = np.empty(near.shape[0], dtype=np.bool_)
+    unreachable(p_link, n_link, owner, near.astype(np.int64), Rs, os, posed, cells, origin,
+                dims, offset, h, APPROACH, hidden)
+    if not np.all(hidden):
+        r2[near[hidden]] = np.inf
     # The best sample of each cluster within reach refined off the sampling grid (within one
     # spacing, in its tangent plane): a sample half a spacing from the contact leaves a moment
     # error of |F| times that, which must decide neither between links nor between the points
     # where a line of action crosses the surface. The best REFINED_SAMPLES clusters, each link's
     # best among them.
     p_link = p_link.copy()
-    near = np.flatnonzero(r2 <= r2.min() + band2 + REFINE_REACH)
+    near = np.flatnonzero(r2 <= r2.min() + reach2 + REFINE_REACH)
     near = near[np.lexsort((r2[near], cluster[near], owner[near]))]
     key = owner[near] * (len(surf.start) + 1) + cluster[near]
     heads = near[np.r_[True, key[1:] != key[:-1]]]
@@ -592,7 +734,8 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     # over an area beats one where only a thin curve does); the point is that link's best.
     # A bare body as good as the surface's best: the surface's answer is one possibility.
     bare_possible = bare is not None and bare_score <= r_min2 + band2
-    within = np.flatnonzero(r2 <= r_min2 + band2)
+    judged = r2 + fits[owner]
+    within = np.flatnonzero(judged <= judged.min() + band2)
     w = np.exp(-0.5 * (r2[within] - r_min2)) * area[within]
     w /= w.sum()
     mass = np.bincount(owner[within], weights=w, minlength=L)

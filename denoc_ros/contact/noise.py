@@ -35,7 +35,7 @@ class TorqueNoise:
     ``initial`` is the value until ``time_constant`` seconds have been seen.
     """
 
-    def __init__(self, n, time_constant=2.0, floor=0.02, initial=0.3):
+    def __init__(self, n, time_constant=2.0, floor=0.05, initial=0.3):
         for name, value in (('time_constant', time_constant), ('floor', floor),
                             ('initial', initial)):
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
