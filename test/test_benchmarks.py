@@ -146,7 +146,7 @@ def test_dh_to_urdf_puma_matches_the_toolbox():
 
 @pytest.mark.slow
 def test_contact_cost_short_run_prints_every_case():
-    """benchmarks/contact_cost.py --messages 20: every case's row, every state in contact located."""
+    """benchmarks/contact_cost.py --messages 20: every case's row, every contact state located."""
     example_robot('panda_description/urdf/panda.urdf')   # skips without example-robot-data
     out = run([str(BENCHMARKS / 'contact_cost.py'), '--messages', '20'], timeout=300)
     assert 'collision geometry: ' in out and 'CPU: ' in out, out
