@@ -676,7 +676,7 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     # Points that nothing can push (covered by another link's solid where shapes overlap at a
     # joint, or with the robot in the way of a pusher) are no candidates.
     cells, origin, dims, offset, h = surf.solids()
-    near = np.flatnonzero(r2 <= r2.min() + reach2 + REFINE_REACH)
+    near = np.flatnonzero(r2 <= r2.min() + reach2)
     hidden = np.empty(near.shape[0], dtype=np.bool_)
     unreachable(p_link, n_link, owner, near.astype(np.int64), Rs, os, posed, cells, origin,
                 dims, offset, h, APPROACH, hidden)
@@ -746,7 +746,10 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     k = int(on_body[np.argmin(r2[on_body])])
     link = int(owner[k])
     R, o = Rs[link], os[link]
-    cand = np.einsum('kij,kj->ki', Rs[owner[within]], p_link[within]) + os[owner[within]]
+    cand = np.empty((within.shape[0], 3))
+    for L_ in np.unique(owner[within]):
+        mine = owner[within] == L_
+        cand[mine] = p_link[within[mine]] @ Rs[L_].T + os[L_]
     mean = w @ cand
     dev = cand - mean
     cov = (dev.T * w) @ dev + np.eye(3) * (geometry.spacing ** 2 / 12.0)
