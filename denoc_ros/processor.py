@@ -87,7 +87,7 @@ class ProcessorSettings:
     contact_localization: bool = False
     contact_friction_coefficient: float = 0.6
     contact_noise: object = 0.0          # N m, one or per joint; 0: measured at rest
-    contact_relative_noise: float = 0.05  # fraction of |tau_ext| (model error)
+    contact_relative_noise: float = 0.02  # fraction of |tau_ext| (model error)
     contact_time_share: float = 0.5      # of stamp time localization may take; 0: every state
 
 

@@ -73,7 +73,6 @@ def _winding(vertices, faces, points):
 
 def _reachable(panda, link, r, f):
     """Return whether a pusher reaches r along f: r in no other solid, 3 cm back free of all."""
-    pin = require_oracle('pinocchio')
     _, geometry, pm, pd = panda
     u = -f / np.linalg.norm(f)
     path = r + np.outer(np.arange(0.01, 0.031, 0.005), u)
@@ -388,3 +387,15 @@ def test_torque_noise_is_the_quiet_estimate_rms_per_joint():
     assert np.all(noise.sigma == 0.5)
     with pytest.raises(InputError, match='floor'):
         TorqueNoise(3, floor=0.0)
+
+
+def test_a_robot_without_collision_geometry_gets_a_defined_answer(panda):
+    """No surface at all (a URDF without <collision>): unexplained, said, no exception."""
+    model = panda[0]
+    bare = dr.load_collision_geometry(
+        '<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="revolute">'
+        '<parent link="a"/><child link="b"/><axis xyz="0 0 1"/>'
+        '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>')
+    assert not bare.surfaces
+    out = dr.locate_contact(model, bare, np.zeros(model.nq), np.ones(model.nv))
+    assert out.status == loc.UNEXPLAINED and 'no readable collision geometry' in out.message

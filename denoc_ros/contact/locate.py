@@ -612,6 +612,9 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     mu = float(friction_coefficient)
 
     # The links' poses and Jacobians, from one forward kinematics.
+    if not geometry.surfaces:
+        return ContactLocation(UNEXPLAINED, message='the robot has no readable collision '
+                               'geometry: nothing to locate the contact on')
     surf = _surfaces(geometry)
     pk = packed(model)
     frames = [pk.frames.get(name) for name in surf.names]
