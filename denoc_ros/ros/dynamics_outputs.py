@@ -138,11 +138,11 @@ class DynamicsOutputs:
         contact.header.frame_id = frame_id
         self._contact = Template(
             contact, {'external_torques': _set('external_torques'),
-                      'thresholds': _set('thresholds'), 'max_ratio': (_set_scalar('max_ratio'), 1)},
-            n,
+                      'thresholds': _set('thresholds'),
+                      'max_ratio': (_set_scalar('max_ratio'), 1)}, n,
             bools={'in_contact': _set('in_contact'),
                    'joint_in_contact': (_set('joint_in_contact'), n)})
-        self._contact.set(thresholds=self._thresholds)
+        self._contact.keep(thresholds=self._thresholds)
         self._states = {}
         if len(self._by_frame) >= 8:
             self._by_frame.clear()
@@ -220,4 +220,4 @@ class DynamicsOutputs:
         """Set the ContactState's per-joint thresholds (constant per observer)."""
         self._thresholds = np.array(thresholds, dtype=float)
         for cached in self._by_frame.values():
-            cached[4].set(thresholds=self._thresholds)
+            cached[4].keep(thresholds=self._thresholds)

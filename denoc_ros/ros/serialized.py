@@ -48,8 +48,8 @@ class Template:
     (called once, with a sentinel; a float64 field or a run of them, such as a Wrench, is an
     array too); ``length``: the arrays' length when not given. ``bools``: ``{name: setter}`` of
     a bool field or ``{name: (setter, count)}`` of a bool[] of fixed ``count``, found as the
-    byte(s) that change between a serialization with False and one with True. :meth:`fill` returns the bytes of the message
-    with the stamp, the arrays and the bools given.
+    byte(s) that change between a serialization with False and one with True. :meth:`fill`
+    returns the bytes of the message with the stamp, the arrays and the bools given.
     """
 
     def __init__(self, message, arrays, length, stamp=True, after=(), bools=None):
@@ -109,7 +109,7 @@ class Template:
             views[name][:] = values
         return self._buffer.tobytes()
 
-    def set(self, **arrays):
+    def keep(self, **arrays):
         """Write arrays that stay the same from one publish to the next (kept until set again)."""
         for name, values in arrays.items():
             self._views[name][:] = values

@@ -25,11 +25,11 @@ Threading: these services take 0.1-1 s, so they live in their own callback group
 is spun by a multi-threaded executor; joint states keep being answered meanwhile (in a thread
 of their own in the executable). Every other executor callback (set_payload, parameters, the
 reference) is in the node's default, mutually exclusive group and, like the joint states, runs
-under the node's ``state_lock``: only they touch the node's state. A task reads the model (immutable: a payload
-change builds a new one) and takes a copy of the window inside that group, computes on them,
-and hands an applied payload back to that group (a guard condition), so no state is changed
-concurrently. Under a single-threaded executor (the tests' harness) everything runs in one
-thread and the hand-over is a plain call.
+under the node's ``state_lock``: only they touch the node's state. A task reads the model
+(immutable: a payload change builds a new one) and takes a copy of the window inside that
+group, computes on them, and hands an applied payload back to that group (a guard condition),
+so no state is changed concurrently. Under a single-threaded executor (the tests' harness) the
+executor's callbacks run in one thread and the hand-over is a plain call (under the lock).
 """
 
 import threading
@@ -61,7 +61,8 @@ class TaskServices:
         self._task_group = MutuallyExclusiveCallbackGroup()
         self._hand_over = []  # (function, result box, threading.Event) to run in the node group
         self._hand_over_lock = threading.Lock()
-        self._hand_over_guard = node.create_guard_condition(node.locked(self._run_handed_over))
+        self._hand_over_guard = node.create_guard_condition(
+            node.locked(self._run_handed_over))
         for srv_type, name, callback in (
                 (EstimatePayload, '~/estimate_payload', self.estimate_payload_callback),
                 (CheckTrajectory, '~/check_trajectory', self.check_trajectory_callback),
