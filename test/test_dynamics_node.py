@@ -737,3 +737,56 @@ def test_serialized_templates_deserialize_to_the_messages_they_stand_for():
                         out.wrench)
                 else:
                     assert len(state.external_torques) == 0 and 'external' not in sent
+
+
+def test_joint_state_bytes_read_as_rclpy_deserializes():
+    """JointStateBytes reads what deserialize_message reads, for every layout a driver sends."""
+    from denoc_ros.ros.serialized import JointStateBytes
+    from rclpy.serialization import deserialize_message, serialize_message
+    rng = np.random.default_rng(7)
+    model_joints = ('j1', 'j2', 'j3')
+    reader = JointStateBytes()
+    cases = []
+    for names in (['j1', 'j2', 'j3'], ['x', 'j3', 'j1', 'j2'], ['j2', 'j1', 'longer_name', 'j3']):
+        for has_v in (True, False):
+            for has_e in (True, False):
+                for frame in ('', 'base_link'):
+                    cases.append((names, has_v, has_e, frame))
+    cases += cases[::-1]  # back to a layout seen before
+    for k, (names, has_v, has_e, frame) in enumerate(cases):
+        n = len(names)
+        msg = JointState(name=names, position=rng.normal(size=n).tolist(),
+                         velocity=rng.normal(size=n).tolist() if has_v else [],
+                         effort=rng.normal(size=n).tolist() if has_e else [])
+        msg.header.stamp.sec, msg.header.stamp.nanosec, msg.header.frame_id = k, 1000 + k, frame
+        raw = bytes(serialize_message(msg))
+        ref = deserialize_message(raw, JointState)
+        sec, nanosec, frame_id, got_names, p, v, e = reader.read(raw)
+        assert (sec, nanosec, frame_id, got_names) == (k, 1000 + k, frame, tuple(names))
+        for got, want in ((p, ref.position), (v, ref.velocity), (e, ref.effort)):
+            np.testing.assert_array_equal(got, np.asarray(want))
+        index = [names.index(j) for j in model_joints]
+        sec, nanosec, frame_id, q, qd, effort = reader.select(raw, model_joints)
+        assert (sec, nanosec, frame_id) == (k, 1000 + k, frame)
+        np.testing.assert_array_equal(q, np.asarray(ref.position)[index])
+        np.testing.assert_array_equal(qd, np.asarray(ref.velocity)[index] if has_v
+                                      else np.zeros(3))
+        if has_e:
+            np.testing.assert_array_equal(effort, np.asarray(ref.effort)[index])
+        else:
+            assert effort is None
+    # what select leaves to the checked path (None): a joint missing or twice, a length that is
+    # not the names', a non-finite value; read still reads them
+    bad = [JointState(name=['j1', 'j2'], position=[0.0, 1.0]),
+           JointState(name=['j1', 'j2', 'j3', 'j1'], position=[0.0, 1.0, 2.0, 3.0]),
+           JointState(name=['j1', 'j2', 'j3'], position=[0.0, 1.0, 2.0], velocity=[1.0]),
+           JointState(name=['j1', 'j2', 'j3'], position=[0.0, float('inf'), 2.0]),
+           JointState(name=['j1', 'j2', 'j3'], position=[0.0, 1.0, 2.0],
+                      effort=[float('nan'), 0.0, 0.0]),
+           JointState(name=['j1', 'j2', 'j3'])]
+    for msg in bad:
+        raw = bytes(serialize_message(msg))
+        assert reader.select(raw, model_joints) is None
+        assert reader.read(raw)[3] == tuple(msg.name)
+    with pytest.raises(ValueError):
+        reader.read(b'\x00\x01\x00\x00' + b'\xff' * 8)
