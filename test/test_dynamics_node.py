@@ -740,7 +740,7 @@ def test_serialized_templates_deserialize_to_the_messages_they_stand_for():
 
 
 def test_joint_state_bytes_read_as_rclpy_deserializes():
-    """JointStateBytes reads what deserialize_message reads, for every layout a driver sends."""
+    """A JointStateBytes reads what deserialize_message reads, for every layout a driver sends."""
     from denoc_ros.ros.serialized import JointStateBytes
     from rclpy.serialization import deserialize_message, serialize_message
     rng = np.random.default_rng(7)
