@@ -322,7 +322,8 @@ class DynamicsNode(Node):
             try:
                 self._answer_joint_state(raw)
             except Exception as err:  # noqa: B902 - a bug must not stop the joint states
-                self._reject(f'joint state dropped: {type(err).__name__}: {err}')
+                if self.context.ok():  # (else shutting down: a publish after rclpy's end)
+                    self._reject(f'joint state dropped: {type(err).__name__}: {err}')
 
     def _answer_joint_state(self, raw):
         """Read one serialized joint state, run it through the processor, publish the outputs."""
