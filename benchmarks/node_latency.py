@@ -65,7 +65,10 @@ been quiet for 0.3 s. ``--outputs state`` subscribes to ``~/dynamics_state`` alo
 round trip on it. ``--external-torques`` sends efforts and subscribes to ``~/external_torques``;
 ``--observer-gain K_O`` starts the node with ``-p observer_gain:=K_O`` (0 turns the observer
 off, to compare). ``--drain-limit N`` starts the node with ``-p drain_limit:=N`` (joint states
-that queued up which one callback answers after its own; default: the node's, 10).
+that queued up which one callback answers after its own, when the executor serves them; default:
+the node's, 10). ``--relay-thread``: the relay serves its joint states as the node does (a
+thread of its own with its own wait set, outside the executor, the messages serialized): what
+rclpy and DDS cost per message that way, with no work in between.
 
 Every process runs with ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``, a random ``ROS_DOMAIN_ID``
 and ``ROS_HOME`` in a temporary directory (which also holds the children's logs and, unless
@@ -349,8 +352,9 @@ def run(args):
     threads = []
     context = rclpy.context.Context()
     try:
-        children.append(Child('relay', [sys.executable, str(HERE / 'relay_node.py'),
-                                        '--ros-args', '-r', '__ns:=/relay'], home))
+        children.append(Child('relay', [sys.executable, str(HERE / 'relay_node.py')]
+                              + (['--thread'] if args.relay_thread else [])
+                              + ['--ros-args', '-r', '__ns:=/relay'], home))
         node_args = ['-p', f'urdf_path:={args.urdf}']
         if args.drain_limit is not None:
             node_args += ['-p', f'drain_limit:={args.drain_limit}']
@@ -644,6 +648,9 @@ def parse_args(argv=None):
     parser.add_argument('--observer-gain', type=float, default=None, metavar='K_O',
                         help='start the node with -p observer_gain:=K_O (0: observer off; '
                         'default: its own, 50)')
+    parser.add_argument('--relay-thread', action='store_true',
+                        help='the relay serves joint_states as the node does: in a thread of '
+                        'its own, outside the executor, serialized (the floor of rclpy + DDS)')
     parser.add_argument('--keep-logs', action='store_true',
                         help="keep the temporary ROS_HOME with the children's logs")
     args = parser.parse_args(argv)

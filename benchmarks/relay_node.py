@@ -20,6 +20,11 @@ The baseline of ``benchmarks/node_latency.py``: the same input QoS as the dynami
 receiving and publishing, so its round trip is the cost of rclpy + DDS alone. The message is
 published as received (header included) on ``joint_states_echo``. Run it in a namespace of its
 own, e.g. ``python benchmarks/relay_node.py --ros-args -r __ns:=/relay``.
+
+``--thread`` (before ``--ros-args``): serve ``joint_states`` as the dynamics node does, in a
+thread of its own outside the executor, taken serialized and republished as the same bytes
+(:class:`denoc_ros.ros.joint_state_thread.SubscriptionThread`): the floor of what rclpy and DDS
+cost per message that way.
 """
 
 import sys
@@ -34,12 +39,23 @@ from sensor_msgs.msg import JointState
 class JointStateRelay(Node):
     """Subscribe ``joint_states``, publish each message on ``joint_states_echo``."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, thread=False, **kwargs):
         super().__init__('joint_state_relay', **kwargs)
         self._publisher = self.create_publisher(JointState, 'joint_states_echo', 10)
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT,
                          durability=DurabilityPolicy.VOLATILE)
-        self.create_subscription(JointState, 'joint_states', self.callback, qos)
+        self.thread = None
+        if not thread:
+            self.create_subscription(JointState, 'joint_states', self.callback, qos)
+            return
+        from denoc_ros.ros.joint_state_thread import NotInExecutor, SubscriptionThread
+        group = NotInExecutor()
+        subscription = self.create_subscription(JointState, 'joint_states', self.callback, qos,
+                                                raw=True, callback_group=group)
+        self.thread = SubscriptionThread(
+            self, subscription, self.create_guard_condition(lambda: None, group),
+            self.callback, name='joint_states')
+        self.thread.start()
 
     def callback(self, msg):
         """Republish the message as it came."""
@@ -48,15 +64,21 @@ class JointStateRelay(Node):
 
 def main(args=None):
     """Spin the relay until Ctrl-C, SIGTERM or shutdown; return the exit status."""
+    args = list(sys.argv if args is None else args)
+    thread = '--thread' in args
+    if thread:
+        args.remove('--thread')
     rclpy.init(args=args)
     node = None
     try:
-        node = JointStateRelay()
+        node = JointStateRelay(thread=thread)
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
         if node is not None:
+            if node.thread is not None:
+                node.thread.stop()
             node.destroy_node()
         rclpy.try_shutdown()
     return 0

@@ -28,10 +28,10 @@ import denoc_ros as dr
 from denoc_ros.friction import JointFriction
 from denoc_ros.resources import bundled_urdf
 from denoc_ros.ros.dynamics_node import DynamicsNode
-from denoc_ros_interfaces.msg import DynamicsState
+from denoc_ros_interfaces.msg import ContactState, DynamicsState
 import denoc_ros_interfaces.srv as srv
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import Inertia, Vector3
+from geometry_msgs.msg import Inertia, Vector3, WrenchStamped
 import numpy as np
 import pytest
 import rclpy
@@ -128,10 +128,11 @@ def make_node(rclpy_context):
     """Return a factory: parameters -> a started Harness; everything is destroyed afterwards."""
     made = []
 
-    def factory(**params):
+    def factory(joint_state_thread=False, **params):
         overrides = [Parameter(k, value=v) for k, v in params.items()]
-        harness = Harness(rclpy_context, DynamicsNode(context=rclpy_context,
-                                                      parameter_overrides=overrides))
+        harness = Harness(rclpy_context, DynamicsNode(
+            context=rclpy_context, parameter_overrides=overrides,
+            joint_state_thread=joint_state_thread))
         made.append(harness)
         return harness
     yield factory
@@ -188,11 +189,12 @@ def test_description_from_topic_rebuilds(make_node):
 
 
 # -- topics --------------------------------------------------------------------------------------
-def test_outputs_any_order_extra_joints(make_node):
+@pytest.mark.parametrize('thread', [False, True], ids=['executor', 'thread'])
+def test_outputs_any_order_extra_joints(make_node, thread):
     """Reordered names with extra joints map by name; every output equals the library."""
     model = dr.load_urdf(bundled_urdf('ur5e'))
     command_order = list(reversed(model.joint_names))
-    h = make_node(urdf_path='ur5e', command_joints=command_order)
+    h = make_node(joint_state_thread=thread, urdf_path='ur5e', command_joints=command_order)
     h.connect()
     q, qd, _ = random_state(model, 2)
     order = [3, 0, 5, 1, 4, 2]
@@ -208,12 +210,19 @@ def test_outputs_any_order_extra_joints(make_node):
         np.testing.assert_allclose(out[term].effort, value, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(out['command'].data, (g + c)[::-1], rtol=1e-10, atol=1e-10)
     assert 'prediction' not in h.received  # no efforts in the joint state: no prediction
+    if thread:  # served outside the executor, stopped at once when asked
+        thread = h.node.joint_state_thread
+        assert thread.alive
+        start = time.monotonic()
+        thread.stop()
+        assert not thread.alive and time.monotonic() - start < 1.0
 
 
-def test_reference_gives_computed_torque_feedforward(make_node):
+@pytest.mark.parametrize('thread', [False, True], ids=['executor', 'thread'])
+def test_reference_gives_computed_torque_feedforward(make_node, thread):
     """With a reference the feed-forward is ID at the desired state; 'measured' mode too."""
     model = dr.load_urdf(bundled_urdf('stanford_arm'))
-    h = make_node(urdf_path='stanford_arm', reference_timeout=0.0)
+    h = make_node(joint_state_thread=thread, urdf_path='stanford_arm', reference_timeout=0.0)
     h.connect()
     q, qd, _ = random_state(model, 3)
     q_d, qd_d, qdd_d = random_state(model, 4)
@@ -357,10 +366,11 @@ def test_services_answer_and_reject(make_node):
     assert not r.success and 'efforts[0]' in r.message
 
 
-def test_set_payload_changes_gravity_torques(make_node):
+@pytest.mark.parametrize('thread', [False, True], ids=['executor', 'thread'])
+def test_set_payload_changes_gravity_torques(make_node, thread):
     """A payload at the tip adds J_v^T m_p g to the gravity torques; mass 0 removes it."""
     model = dr.load_urdf(bundled_urdf('ur5e'))
-    h = make_node(urdf_path='ur5e')
+    h = make_node(joint_state_thread=thread, urdf_path='ur5e')
     h.connect()
     q, _, _ = random_state(model, 9)
     m_p = 2.5
@@ -389,10 +399,11 @@ def test_set_payload_changes_gravity_torques(make_node):
 
 
 # -- bad input, diagnostics, parameters ---------------------------------------------------------
-def test_bad_joint_states_are_reported_and_survived(make_node):
+@pytest.mark.parametrize('thread', [False, True], ids=['executor', 'thread'])
+def test_bad_joint_states_are_reported_and_survived(make_node, thread):
     """Missing, duplicate, NaN or mismatched joint states publish nothing; a good one does."""
     model = dr.load_urdf(bundled_urdf('craig_rr'))
-    h = make_node(urdf_path='craig_rr', diagnostics_period=0.1)
+    h = make_node(joint_state_thread=thread, urdf_path='craig_rr', diagnostics_period=0.1)
     h.connect()
     j1, j2 = model.joint_names
     bad = [JointState(name=[j1], position=[0.1]),
@@ -668,7 +679,7 @@ def test_serialized_templates_deserialize_to_the_messages_they_stand_for():
     outputs.publishers = {k: Publisher() for k in topics}
     outputs.listening = dict.fromkeys(outputs.publishers, True)
     outputs.prepare(names, [2, 0, 1], 0.01, 'c')
-    outputs.set_thresholds([1.0, 1.0, 1.0])
+    outputs.set_thresholds([1.0, 1.5, 2.0])
     rng = np.random.default_rng(2)
     for frame in ('', 'base', ''):
         for observed in (False, True):
@@ -679,11 +690,10 @@ def test_serialized_templates_deserialize_to_the_messages_they_stand_for():
                               prediction=(v[6], v[7], v[8]) if accelerations else None,
                               external_torques=v[5] if observed else None,
                               joint_in_contact=(v[6] > 0) if observed else None,
-                              wrench=np.arange(6.0) if observed else None)
-                header = JointState().header
-                header.stamp.sec, header.stamp.nanosec, header.frame_id = 3, 77, frame
+                              wrench=rng.normal(size=6) if observed else None,
+                              max_ratio=rng.uniform(0, 2) if observed else 0.0)
                 effort = rng.normal(size=3)
-                outputs.publish(header, effort, out)
+                outputs.publish(3, 77, frame, effort, out)
                 sent = {k: p.sent.pop() for k, p in outputs.publishers.items() if p.sent}
                 state = deserialize_message(sent['state'], DynamicsState)
                 assert state.header.frame_id == frame and state.header.stamp.nanosec == 77
@@ -709,6 +719,74 @@ def test_serialized_templates_deserialize_to_the_messages_they_stand_for():
                 if observed:
                     np.testing.assert_array_equal(state.external_torques, v[5])
                     assert list(state.joint_in_contact) == (v[6] > 0).tolist()
-                    assert sent['contact'].max_ratio == 0.0
+                    contact = deserialize_message(sent['contact'], ContactState)
+                    assert (contact.header.stamp.sec, contact.header.stamp.nanosec,
+                            contact.header.frame_id) == (3, 77, frame)
+                    assert contact.in_contact is out.in_contact
+                    assert list(contact.joint_names) == names
+                    np.testing.assert_array_equal(contact.external_torques, v[5])
+                    np.testing.assert_array_equal(contact.thresholds, [1.0, 1.5, 2.0])
+                    assert list(contact.joint_in_contact) == (v[6] > 0).tolist()
+                    assert contact.max_ratio == out.max_ratio
+                    wrench = deserialize_message(sent['wrench'], WrenchStamped)
+                    assert wrench.header.frame_id == 'c'  # the contact frame's
+                    assert (wrench.header.stamp.sec, wrench.header.stamp.nanosec) == (3, 77)
+                    w = wrench.wrench
+                    np.testing.assert_array_equal(
+                        [w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z],
+                        out.wrench)
                 else:
                     assert len(state.external_torques) == 0 and 'external' not in sent
+
+
+def test_joint_state_bytes_read_as_rclpy_deserializes():
+    """A JointStateBytes reads what deserialize_message reads, for every layout a driver sends."""
+    from denoc_ros.ros.serialized import JointStateBytes
+    from rclpy.serialization import deserialize_message, serialize_message
+    rng = np.random.default_rng(7)
+    model_joints = ('j1', 'j2', 'j3')
+    reader = JointStateBytes()
+    cases = []
+    for names in (['j1', 'j2', 'j3'], ['x', 'j3', 'j1', 'j2'], ['j2', 'j1', 'longer_name', 'j3']):
+        for has_v in (True, False):
+            for has_e in (True, False):
+                for frame in ('', 'base_link'):
+                    cases.append((names, has_v, has_e, frame))
+    cases += cases[::-1]  # back to a layout seen before
+    for k, (names, has_v, has_e, frame) in enumerate(cases):
+        n = len(names)
+        msg = JointState(name=names, position=rng.normal(size=n).tolist(),
+                         velocity=rng.normal(size=n).tolist() if has_v else [],
+                         effort=rng.normal(size=n).tolist() if has_e else [])
+        msg.header.stamp.sec, msg.header.stamp.nanosec, msg.header.frame_id = k, 1000 + k, frame
+        raw = bytes(serialize_message(msg))
+        ref = deserialize_message(raw, JointState)
+        sec, nanosec, frame_id, got_names, p, v, e = reader.read(raw)
+        assert (sec, nanosec, frame_id, got_names) == (k, 1000 + k, frame, tuple(names))
+        for got, want in ((p, ref.position), (v, ref.velocity), (e, ref.effort)):
+            np.testing.assert_array_equal(got, np.asarray(want))
+        index = [names.index(j) for j in model_joints]
+        sec, nanosec, frame_id, q, qd, effort = reader.select(raw, model_joints)
+        assert (sec, nanosec, frame_id) == (k, 1000 + k, frame)
+        np.testing.assert_array_equal(q, np.asarray(ref.position)[index])
+        np.testing.assert_array_equal(qd, np.asarray(ref.velocity)[index] if has_v
+                                      else np.zeros(3))
+        if has_e:
+            np.testing.assert_array_equal(effort, np.asarray(ref.effort)[index])
+        else:
+            assert effort is None
+    # what select leaves to the checked path (None): a joint missing or twice, a length that is
+    # not the names', a non-finite value; read still reads them
+    bad = [JointState(name=['j1', 'j2'], position=[0.0, 1.0]),
+           JointState(name=['j1', 'j2', 'j3', 'j1'], position=[0.0, 1.0, 2.0, 3.0]),
+           JointState(name=['j1', 'j2', 'j3'], position=[0.0, 1.0, 2.0], velocity=[1.0]),
+           JointState(name=['j1', 'j2', 'j3'], position=[0.0, float('inf'), 2.0]),
+           JointState(name=['j1', 'j2', 'j3'], position=[0.0, 1.0, 2.0],
+                      effort=[float('nan'), 0.0, 0.0]),
+           JointState(name=['j1', 'j2', 'j3'])]
+    for msg in bad:
+        raw = bytes(serialize_message(msg))
+        assert reader.select(raw, model_joints) is None
+        assert reader.read(raw)[3] == tuple(msg.name)
+    with pytest.raises(ValueError):
+        reader.read(b'\x00\x01\x00\x00' + b'\xff' * 8)

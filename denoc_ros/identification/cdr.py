@@ -54,7 +54,10 @@ class _Layout:
     """Byte layout of one serialised JointState: where its stamp and arrays are."""
 
     __slots__ = ('size', 'endian', 'names', 'frame_id', 'counts', 'offsets', 'index', 'key',
-                 'columns', 'reason', 'has_velocity')
+                 'columns', 'reason', 'has_velocity',
+                 # kept by the dynamics node's reader (denoc_ros.ros.serialized)
+                 'stamp', 'count_words', 'dtype', 'encapsulation', 'head_end', 'head',
+                 'count_at', 'words', 'joints', 'select')
 
 
 def _align(pos, alignment):
@@ -120,6 +123,20 @@ def _parse_layout(raw):
     layout.index = np.concatenate([np.arange(a, b) for a, b in ranges])
     layout.key = np.frombuffer(raw, np.uint8)[layout.index]
     return layout
+
+
+def parse_joint_state_layout(raw):
+    """
+    Return the layout of one CDR-serialised ``sensor_msgs/msg/JointState`` (bytes).
+
+    Its ``size``, ``endian`` ('<' or '>'), ``frame_id``, ``names`` (tuple), ``counts`` and
+    ``offsets`` (bytes) of the position, velocity and effort arrays; ValueError if ``raw`` is
+    not such a message. The stamp is at bytes 4-11 (int32 sec, uint32 nanosec).
+    """
+    try:
+        return _parse_layout(raw)
+    except struct.error:
+        raise ValueError('not a plain CDR JointState (truncated)') from None
 
 
 def _classify(names, counts, joint_names):

@@ -47,6 +47,7 @@ dynamics``, ``~/compute_inverse_dynamics``, ``~/compute_forward_dynamics``, ``~/
 :data:`denoc_ros.ros.settings.DYNAMICS_PARAMETERS`.
 """
 
+import threading
 import time
 import warnings
 
@@ -57,6 +58,7 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
@@ -67,6 +69,8 @@ from .conversions import JointMap
 from .diagnostics import dynamics_status, model_warnings
 from .dynamics_outputs import DynamicsOutputs
 from .dynamics_services import DynamicsServices
+from .joint_state_thread import NotInExecutor, SubscriptionThread
+from .serialized import JointStateBytes
 from .settings import DYNAMICS_PARAMETERS, DynamicsSettings, MODEL_PARAMETERS
 from .task_services import task_executor, TaskServices
 from ..contact.geometry import load_collision_geometry
@@ -81,10 +85,22 @@ NODE_NAME = 'denoc_dynamics'
 
 
 class DynamicsNode(Node):
-    """Publish gravity, Coriolis and inertia torques and predictions for every joint state."""
+    """
+    Publish gravity, Coriolis and inertia torques and predictions for every joint state.
 
-    def __init__(self, **kwargs):
+    ``joint_state_thread``: serve ``joint_states`` in a thread of its own
+    (:class:`~denoc_ros.ros.joint_state_thread.SubscriptionThread`) instead of the executor,
+    as the executable does; the executor keeps the services, parameters, the reference and the
+    timers. Either way the messages are taken serialized and read in place
+    (:class:`~denoc_ros.ros.serialized.JointStateBytes`), and whatever the joint states and the
+    executor's callbacks share (the processor, the settings, the outputs) is touched under
+    :attr:`state_lock` only.
+    """
+
+    def __init__(self, joint_state_thread=False, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
+        self.state_lock = threading.RLock()
+        self._reader = JointStateBytes()
         values = parameters.declare(self, DYNAMICS_PARAMETERS)
         self.settings = DynamicsSettings(values)
         self.processor = None        # the DynamicsProcessor of the model in use
@@ -110,7 +126,7 @@ class DynamicsNode(Node):
             self._install_model(model)
         else:
             self.create_subscription(String, '/robot_description',
-                                     self.robot_description_callback, latched)
+                                     self.locked(self.robot_description_callback), latched)
             self.get_logger().info('no robot_description or urdf_path parameter: waiting for '
                                    'a URDF on /robot_description')
 
@@ -119,14 +135,42 @@ class DynamicsNode(Node):
         joint_state_qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT,
                                      durability=DurabilityPolicy.VOLATILE)
         # No QoS event handlers here either: best effort, volatile suits every publisher.
+        # Taken serialized (raw): read in place, never converted to a message object.
+        group = NotInExecutor() if joint_state_thread else None
         self._joint_state_sub = self.create_subscription(
             JointState, 'joint_states', self.joint_state_callback, joint_state_qos,
-            event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False))
-        self.create_subscription(JointTrajectory, '~/reference', self.reference_callback, 10)
+            event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False), raw=True,
+            callback_group=group)
+        self.create_subscription(JointTrajectory, '~/reference',
+                                 self.locked(self.reference_callback), 10)
         self.service_callbacks = DynamicsServices(self)
         self.task_callbacks = TaskServices(self)
-        self.add_on_set_parameters_callback(self.parameters_callback)
-        self.create_timer(values['diagnostics_period'], self.diagnostics_callback)
+        self.add_on_set_parameters_callback(self.locked(self.parameters_callback))
+        self.create_timer(values['diagnostics_period'], self.locked(self.diagnostics_callback))
+        self.joint_state_thread = None
+        if joint_state_thread:
+            self.joint_state_thread = SubscriptionThread(
+                self, self._joint_state_sub,
+                self.create_guard_condition(lambda: None, callback_group=group),
+                self._answer_guarded, name='joint_states')
+            self.joint_state_thread.start()
+
+    def locked(self, callback):
+        """Return ``callback`` run under :attr:`state_lock` (for the executor's callbacks)."""
+        lock = self.state_lock
+
+        def run(*args):
+            with lock:
+                return callback(*args)
+        run.__name__ = getattr(callback, '__name__', 'callback')
+        run.__doc__ = callback.__doc__
+        return run
+
+    def destroy_node(self):
+        """Stop the joint-state thread, then destroy the node."""
+        if self.joint_state_thread is not None:
+            self.joint_state_thread.stop()
+        return super().destroy_node()
 
     # -- what the services and tests read --------------------------------------------------------
     @property
@@ -321,13 +365,16 @@ class DynamicsNode(Node):
         """
         Answer a joint state, then up to ``drain_limit`` more that queued up meanwhile.
 
-        The rclpy executor rebuilds its wait set over every entity of the node for each message
-        it hands over, about 0.2 ms of Python per message. Taking the queued messages here
-        instead answers a backlog (after the process was descheduled, say) at the cost of the
-        computation alone; the bound keeps services and timers (and other nodes sharing the
-        executor) served under a sustained overload.
+        ``msg``: serialized bytes (the subscription is raw) or a JointState message. Under the
+        executor (``joint_state_thread`` off), which rebuilds its wait set over every entity of
+        the node for each message it hands over (about 0.2 ms of Python per message), taking
+        the queued messages here answers a backlog at the cost of the computation alone; the
+        bound keeps services and timers (and other nodes sharing the executor) served under a
+        sustained overload.
         """
-        self._answer_joint_state(msg)
+        if not isinstance(msg, (bytes, bytearray)):
+            msg = serialize_message(msg)
+        self._answer_guarded(msg)
         subscription = self._joint_state_sub
         handle = subscription.handle
         for _ in range(self.settings.drain_limit):
@@ -335,10 +382,19 @@ class DynamicsNode(Node):
                 taken = handle.take_message(subscription.msg_type, subscription.raw)
             if taken is None:
                 return
-            self._answer_joint_state(taken[0])
+            self._answer_guarded(taken[0])
 
-    def _answer_joint_state(self, msg):
-        """Convert one joint state, run it through the processor, publish what is listened to."""
+    def _answer_guarded(self, raw):
+        """Answer one serialized joint state under the state lock; never raise."""
+        with self.state_lock:
+            try:
+                self._answer_joint_state(raw)
+            except Exception as err:  # noqa: B902 - a bug must not stop the joint states
+                if self.context.ok():  # (else shutting down: a publish after rclpy's end)
+                    self._reject(f'joint state dropped: {type(err).__name__}: {err}')
+
+    def _answer_joint_state(self, raw):
+        """Read one serialized joint state, run it through the processor, publish the outputs."""
         processor = self.processor
         if processor is None:
             self.stats.received += 1
@@ -346,24 +402,33 @@ class DynamicsNode(Node):
             self.stats.bad_input('joint state before any robot model')
             return
         try:
-            q = self._joint_map.gather(msg.name, msg.position, 'positions', required=True)
-            qd = self._joint_map.gather(msg.name, msg.velocity, 'velocities')
-            effort = (self._joint_map.gather(msg.name, msg.effort, 'efforts')
-                      if len(msg.effort) else None)
+            try:
+                selected = self._reader.select(raw, self._joint_map.joint_names)
+                if selected is None:  # something is wrong: say what
+                    sec, nanosec, frame_id, names, position, velocity, effort = \
+                        self._reader.read(raw)
+            except ValueError as err:
+                raise InputError(f'unreadable message ({err})') from None
+            if selected is not None:
+                sec, nanosec, frame_id, q, qd, effort = selected
+            else:
+                q = self._joint_map.gather(names, position, 'positions', required=True)
+                qd = self._joint_map.gather(names, velocity, 'velocities')
+                effort = (self._joint_map.gather(names, effort, 'efforts') if len(effort)
+                          else None)
         except DenocError as err:
             processor.stats.received += 1
             processor.stats.period_received += 1
             self._reject(f'joint state dropped: {err}')
             return
-        stamp = msg.header.stamp
-        t = stamp.sec + 1e-9 * stamp.nanosec  # the one stamp conversion (seconds)
+        t = sec + 1e-9 * nanosec  # the one stamp conversion (seconds)
         if processor.stats.check_stamp(t):
             self.get_logger().warning(processor.stats.last_error + ' (computed all the same)',
                                       throttle_duration_sec=2.0)
         listening = self.outputs.refresh()
         try:
             out = processor.process(
-                t, q, qd, effort, stamp.sec * 1_000_000_000 + stamp.nanosec,
+                t, q, qd, effort, sec * 1_000_000_000 + nanosec,
                 prediction=listening['prediction'],
                 wrench=listening['wrench'], accelerations=listening['state'],
                 locate=self.outputs.locating)
@@ -375,7 +440,7 @@ class DynamicsNode(Node):
         if out.restarted:
             self.get_logger().warning(f'external torque observer restarted: '
                                       f'{processor.observer.reason}', throttle_duration_sec=2.0)
-        self.outputs.publish(msg.header, effort, out)
+        self.outputs.publish(sec, nanosec, frame_id, effort, out)
 
     def reference_callback(self, msg):
         """Keep the first point of a reference trajectory as the desired state."""
@@ -447,8 +512,9 @@ class DynamicsNode(Node):
 
 
 def main(args=None):
-    """Run the node until shutdown."""
-    return spin_node(DynamicsNode, NODE_NAME, args, task_executor)
+    """Run the node until shutdown (joint states in a thread of their own)."""
+    return spin_node(lambda: DynamicsNode(joint_state_thread=True), NODE_NAME, args,
+                     task_executor)
 
 
 if __name__ == '__main__':

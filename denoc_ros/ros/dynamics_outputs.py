@@ -19,13 +19,13 @@ The dynamics node's output topics: who listens, and each message built once, ref
 has a subscriber; the counts are read from the middleware at most every
 :data:`LISTENER_REFRESH` seconds of joint-state arrivals (a call per topic per message cost
 more than the computation), so a subscriber that joins gets the messages from at most that much
-after its discovery. The JointState, Float64MultiArray, DynamicsState and JointTrajectory outputs
-are :class:`~denoc_ros.ros.serialized.Template` bytes (the joint names, layout and frame fixed,
-the stamp and the arrays written in place); ContactState, WrenchStamped and ContactLocation are
-preallocated messages. The located contact goes to ``~/contact_location`` for every joint state
-in contact (and once when it ends) and to ``~/contact_markers``
-(:mod:`denoc_ros.ros.contact_outputs`) at most every :data:`MARKER_PERIOD` of stamp time, besides
-whenever the link or the status changes, and when the contact ends.
+after its discovery. Every output but the located contact is
+:class:`~denoc_ros.ros.serialized.Template` bytes (the joint names, layout, frame and constant
+fields fixed, the stamp, the arrays and the flags written in place): no message object is built,
+converted or serialized per joint state. The located contact, a preallocated ContactLocation,
+goes to ``~/contact_location`` for every joint state in contact (and once when it ends) and to
+``~/contact_markers`` (:mod:`denoc_ros.ros.contact_outputs`) at most every :data:`MARKER_PERIOD`
+of stamp time, besides whenever the link or the status changes, and when the contact ends.
 """
 
 import time
@@ -36,7 +36,7 @@ import numpy as np
 from rclpy.duration import Duration
 from rclpy.event_handler import PublisherEventCallbacks
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from std_msgs.msg import Float64MultiArray, Header, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import MarkerArray
 
@@ -53,6 +53,12 @@ MARKER_PERIOD = 0.02     # [s] of stamp time between two ~/contact_markers of on
 def _set(field):
     def setter(message, values):
         setattr(message, field, values)
+    return setter
+
+
+def _set_scalar(field):
+    def setter(message, values):
+        setattr(message, field, values[0])
     return setter
 
 
@@ -89,6 +95,7 @@ class DynamicsOutputs:
         self._pool = []          # Points of the candidates, reused
         self._markers = ContactMarkers()
         self._marked = None      # (stamp [s], link, status) of the last markers published
+        self._header = Header()  # the located contact's stamp (its messages are not Templates)
 
     def refresh(self, now=None):
         """Read the subscription counts if the last read is older than LISTENER_REFRESH."""
@@ -111,9 +118,14 @@ class DynamicsOutputs:
         self._command_index = np.asarray(command_index)
         self._horizon = horizon
         self._frame_id = None
-        self._contact = ContactState(joint_names=list(joint_names))
-        self._wrench = WrenchStamped()
-        self._wrench.header.frame_id = frame
+        self._thresholds = np.zeros(len(self._names))
+        wrench = WrenchStamped()
+        wrench.header.frame_id = frame  # the contact frame's, not the input's
+
+        def set_wrench(message, values):
+            w = message.wrench
+            w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z = values
+        self._wrench = Template(wrench, {'wrench': set_wrench}, 6)
         self._by_frame = {}
         self._build('')
 
@@ -122,7 +134,8 @@ class DynamicsOutputs:
         cached = self._by_frame.get(frame_id)
         if cached is not None:
             self._frame_id = frame_id
-            self._joint_state, self._command, self._prediction, self._states = cached
+            (self._joint_state, self._command, self._prediction, self._states,
+             self._contact) = cached
             return
         n, names = len(self._names), self._names
         self._frame_id = frame_id
@@ -142,11 +155,20 @@ class DynamicsOutputs:
         self._prediction = Template(
             prediction, {f: _set_point(f) for f in ('positions', 'velocities', 'accelerations',
                                                     'effort')}, n, after=('sec', 'nanosec'))
+        contact = ContactState(joint_names=list(names))
+        contact.header.frame_id = frame_id
+        self._contact = Template(
+            contact, {'external_torques': _set('external_torques'),
+                      'thresholds': _set('thresholds'),
+                      'max_ratio': (_set_scalar('max_ratio'), 1)}, n,
+            bools={'in_contact': _set('in_contact'),
+                   'joint_in_contact': (_set('joint_in_contact'), n)})
+        self._contact.keep(thresholds=self._thresholds)
         self._states = {}
         if len(self._by_frame) >= 8:
             self._by_frame.clear()
         self._by_frame[frame_id] = (self._joint_state, self._command, self._prediction,
-                                    self._states)
+                                    self._states, self._contact)
 
     def _state_template(self, accelerations, observed):
         """Return the DynamicsState template with or without accelerations and observer outputs."""
@@ -160,23 +182,26 @@ class DynamicsOutputs:
                                            'feedforward')}
             if accelerations:
                 arrays['predicted_accelerations'] = _set('predicted_accelerations')
+            bools, after = None, ()
             if observed:
                 arrays['external_torques'] = _set('external_torques')
-                msg.joint_in_contact = [True] * n
-                after = ('flags',)
+                bools = {'joint_in_contact': (_set('joint_in_contact'), n)}
             else:  # empty external_torques, joint_in_contact: their lengths
                 after = ('length',) * (3 if not accelerations else 2)
-            template = Template(msg, arrays, n, after=after,
-                                flags='joint_in_contact' if observed else None)
+            template = Template(msg, arrays, n, after=after, bools=bools)
             self._states[key] = template
         return template
 
-    def publish(self, header, effort, out):
-        """Publish what the listeners want of :class:`denoc_ros.processor.Outputs` ``out``."""
+    def publish(self, sec, nanosec, frame_id, effort, out):
+        """
+        Publish what the listeners want of :class:`denoc_ros.processor.Outputs` ``out``.
+
+        ``sec``, ``nanosec``, ``frame_id``: the input's header, copied into the outputs';
+        ``effort``: the measured efforts (the prediction's), None if none.
+        """
         listening, pubs = self.listening, self.publishers
-        if header.frame_id != self._frame_id:
-            self._build(header.frame_id)
-        sec, nanosec = header.stamp.sec, header.stamp.nanosec
+        if frame_id != self._frame_id:
+            self._build(frame_id)
         fill = self._joint_state.fill
         for term, values in (('gravity', out.gravity), ('coriolis', out.coriolis),
                              ('inertia', out.inertia), ('feedforward', out.feedforward)):
@@ -190,7 +215,7 @@ class DynamicsOutputs:
             pubs['prediction'].publish(self._prediction.fill(
                 sec, nanosec, positions=q, velocities=qd, accelerations=qdd, effort=effort))
         if out.contact_location is not None or out.contact_ended:
-            self._publish_location(header, out)
+            self._publish_location(sec, nanosec, out)
         observed = out.external_torques is not None
         if listening['state']:
             accelerations = out.accelerations is not None
@@ -208,23 +233,17 @@ class DynamicsOutputs:
         if listening['external']:
             pubs['external'].publish(fill(sec, nanosec, effort=out.external_torques))
         if listening['contact']:
-            contact = self._contact
-            contact.header = header
-            contact.in_contact = out.in_contact
-            contact.external_torques = out.external_torques.tolist()
-            contact.joint_in_contact = out.joint_in_contact.tolist()
-            contact.max_ratio = out.max_ratio
-            pubs['contact'].publish(contact)
+            pubs['contact'].publish(self._contact.fill(
+                sec, nanosec, in_contact=out.in_contact, external_torques=out.external_torques,
+                joint_in_contact=out.joint_in_contact, max_ratio=out.max_ratio))
         if listening['wrench'] and out.wrench is not None:
-            msg = self._wrench
-            msg.header.stamp = header.stamp
-            f, m = msg.wrench.force, msg.wrench.torque
-            f.x, f.y, f.z, m.x, m.y, m.z = out.wrench.tolist()
-            pubs['wrench'].publish(msg)
+            pubs['wrench'].publish(self._wrench.fill(sec, nanosec, wrench=out.wrench))
 
-    def _publish_location(self, header, out):
+    def _publish_location(self, sec, nanosec, out):
         """Publish the located contact (or its end) to whoever listens."""
         location, pubs = out.contact_location, self.publishers
+        header = self._header
+        header.stamp.sec, header.stamp.nanosec = sec, nanosec
         if self.listening['location']:
             pubs['location'].publish(fill_location(self._location, header, location,
                                                    self._base_frame, self._pool))
@@ -235,7 +254,7 @@ class DynamicsOutputs:
                 pubs['markers'].publish(self._markers.cleared)
             self._marked = None
             return
-        t = header.stamp.sec + 1e-9 * header.stamp.nanosec
+        t = sec + 1e-9 * nanosec
         last = self._marked
         if (last is None or (location.link, location.status) != last[1:]
                 or not 0.0 <= t - last[0] < MARKER_PERIOD):
@@ -245,4 +264,6 @@ class DynamicsOutputs:
 
     def set_thresholds(self, thresholds):
         """Set the ContactState's per-joint thresholds (constant per observer)."""
-        self._contact.thresholds = [float(v) for v in thresholds]
+        self._thresholds = np.array(thresholds, dtype=float)
+        for cached in self._by_frame.values():
+            cached[4].keep(thresholds=self._thresholds)

@@ -48,7 +48,7 @@ class DynamicsServices:
                  self.compute_forward_dynamics_callback),
                 (SetPayload, '~/set_payload', self.set_payload_callback),
                 (Trigger, '~/reset_external_torques', self.reset_external_torques_callback)):
-            node.create_service(srv_type, name, callback)
+            node.create_service(srv_type, name, node.locked(callback))
 
     @property
     def model(self):

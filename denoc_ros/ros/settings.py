@@ -308,8 +308,9 @@ DYNAMICS_PARAMETERS = table(
          '~/estimate_payload (a new model or value empties it)', 0.0, 3600.0, open_low=True,
          example=30.0),
     Spec('drain_limit', 'integer', 10,
-         'joint states that queued up which a callback answers after its own, without a trip '
-         'through the executor; 0: one per callback', 0, 1000),
+         'when an executor serves the joint states (DynamicsNode in-process; the executable '
+         'serves them in a thread of its own, which answers every queued one): those that '
+         'queued up which a callback answers after its own; 0: one per callback', 0, 1000),
     Spec('diagnostics_period', 'double', 1.0, 'period of /diagnostics [s] (start-up only)',
          0.05, 60.0, read_only=True),
 )

@@ -22,13 +22,14 @@ carry efforts (``payload_window`` seconds of header-stamp time; a new model empt
 ``~/retime_trajectory`` (:mod:`denoc_ros.ros.trajectory_services`).
 
 Threading: these services take 0.1-1 s, so they live in their own callback group and the node
-is spun by a multi-threaded executor; joint states keep being answered meanwhile. Every other
-callback (joint states, set_payload, parameters) is in the node's default, mutually exclusive
-group, which alone touches the node's state. A task reads the model (immutable: a payload
-change builds a new one) and takes a copy of the window inside that group, computes on them,
-and hands an applied payload back to that group (a guard condition), so no state is changed
-concurrently. Under a single-threaded executor (the tests' harness) everything runs in one
-thread and the hand-over is a plain call.
+is spun by a multi-threaded executor; joint states keep being answered meanwhile (in a thread
+of their own in the executable). Every other executor callback (set_payload, parameters, the
+reference) is in the node's default, mutually exclusive group and, like the joint states, runs
+under the node's ``state_lock``: only they touch the node's state. A task reads the model
+(immutable: a payload change builds a new one) and takes a copy of the window inside that
+group, computes on them, and hands an applied payload back to that group (a guard condition),
+so no state is changed concurrently. Under a single-threaded executor (the tests' harness) the
+executor's callbacks run in one thread and the hand-over is a plain call (under the lock).
 """
 
 import threading
@@ -60,7 +61,8 @@ class TaskServices:
         self._task_group = MutuallyExclusiveCallbackGroup()
         self._hand_over = []  # (function, result box, threading.Event) to run in the node group
         self._hand_over_lock = threading.Lock()
-        self._hand_over_guard = node.create_guard_condition(self._run_handed_over)
+        self._hand_over_guard = node.create_guard_condition(
+            node.locked(self._run_handed_over))
         for srv_type, name, callback in (
                 (EstimatePayload, '~/estimate_payload', self.estimate_payload_callback),
                 (CheckTrajectory, '~/check_trajectory', self.check_trajectory_callback),
@@ -72,7 +74,8 @@ class TaskServices:
         """Return ``function()`` run in the node's default group (its exception raised here)."""
         executor = self.node.executor
         if executor is None or isinstance(executor, SingleThreadedExecutor):
-            return function()  # one thread runs every callback: nothing runs concurrently
+            with self.node.state_lock:  # (the joint states may have a thread of their own)
+                return function()  # one executor thread: no other callback runs meanwhile
         box, done = {}, threading.Event()
         with self._hand_over_lock:
             self._hand_over.append((function, box, done))
