@@ -333,7 +333,7 @@ def main(args=None):
     except DenocError as err:
         print(f'sim_arm: {err}', file=sys.stderr)
         return 1
-    node = None
+    node = executor = None
     try:
         executor = SingleThreadedExecutor()
         node = SimArm()
@@ -350,6 +350,11 @@ def main(args=None):
     finally:
         ignore_further_interrupts()
         try:
+            # The executor shut down before rclpy (as spin_node does): left to the interpreter's
+            # teardown after a start-up error, its wait set was once destroyed after the
+            # context's (a segmentation fault in one run of the full suite).
+            if executor is not None:
+                executor.shutdown()
             if node is not None:
                 node.save_log()
                 node.destroy_node()
