@@ -80,7 +80,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from . import settings as parameters
-from ._main import init_ros
+from ._main import init_ros, startup_failed
 from .conversions import command_order
 from .settings import PER_JOINT, Spec
 from ..description import read_description
@@ -340,6 +340,8 @@ def main(args=None):
         executor.add_node(node)
         node.run(executor)
     except DenocError as err:
+        if node is None:  # the node's construction failed: a start-up error
+            startup_failed('sim_arm', err)
         print(f'sim_arm: {err}', file=sys.stderr)
         return 1
     except (KeyboardInterrupt, ExternalShutdownException):
