@@ -80,12 +80,13 @@ import json
 import math
 import os
 import pathlib
-import platform
 import sys
 import time
 import xml.etree.ElementTree as ET
 
 import numpy as np
+
+from node_latency import cpu_model   # the benchmarks' one CPU-model reader
 
 PANDA = 'panda_description/urdf/panda.urdf'
 PUSHED_LINKS = ('panda_link3', 'panda_link4', 'panda_link5', 'panda_link6', 'panda_link7',
@@ -882,17 +883,6 @@ def render_picture(rig, path, seed=0):
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(str(path), dpi=90)
     plt.close(fig)
-
-
-def cpu_model():
-    """Return the CPU's model name (from /proc/cpuinfo where there is one)."""
-    try:
-        for line in pathlib.Path('/proc/cpuinfo').read_text().splitlines():
-            if line.startswith('model name'):
-                return line.split(':', 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or 'unknown'
 
 
 def _jsonable(x):

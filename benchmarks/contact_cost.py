@@ -39,7 +39,6 @@ run it on the commit before localization to compare the ``off`` path. Prints the
 """
 
 import argparse
-import platform
 import statistics
 import time
 
@@ -47,20 +46,9 @@ import denoc_ros as dr
 from denoc_ros.processor import DynamicsProcessor, ProcessorSettings
 from denoc_ros.resources import bundled_urdf, example_robot_data_dir
 import numpy as np
+from node_latency import cpu_model   # the benchmarks' one CPU-model reader
 
 Q7 = np.array([0.3, -0.5, 0.2, -2.0, 0.1, 1.5, 0.4])
-
-
-def cpu_model():
-    """Return the CPU model name (lscpu's), or the platform's processor."""
-    try:
-        with open('/proc/cpuinfo') as f:
-            for line in f:
-                if line.startswith('model name'):
-                    return line.split(':', 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def robot(name):

@@ -30,6 +30,7 @@ import importlib
 import os
 import pathlib
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -157,6 +158,18 @@ def venv_executable(name):
     if why:
         pytest.fail(why, pytrace=False)
     return path
+
+
+def interrupt(process):
+    """SIGINT a started executable (Ctrl-C); return (status, output), killing it after 60 s."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+    try:
+        out, _ = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, _ = process.communicate()
+    return process.returncode, out
 
 
 @pytest.fixture

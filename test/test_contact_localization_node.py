@@ -29,11 +29,10 @@ says so and goes on.
 """
 
 import os
-import signal
 import subprocess
 import time
 
-from conftest import require_module, venv_executable
+from conftest import interrupt, require_module, venv_executable
 import numpy as np
 import pytest
 from test_contact_processor import (panda_with_collisions, PinocchioArm, push_force, Q,
@@ -126,17 +125,6 @@ def diagnostic_values(probe, since):
     return status, {kv.key: kv.value for kv in status.values}
 
 
-def _stop(process):
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-    try:
-        out, _ = process.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, _ = process.communicate()
-    return process.returncode, out
-
-
 def test_node_locates_a_push_and_its_end(tmp_path, rclpy_context):
     """Location and markers while pushed on link 7, their end; the bad mesh said once."""
     text = panda_with_collisions(meshes={'panda_link5': MISSING_MESH})
@@ -160,7 +148,7 @@ def test_node_locates_a_push_and_its_end(tmp_path, rclpy_context):
         assert probe.spin_until(lambda: process.poll() is None and (
             probe.joint_pub.get_subscription_count() > 0
             and all(s.get_publisher_count() > 0 for s in probe.subs)), timeout=60.0), \
-            _stop(process)[1]
+            interrupt(process)[1]
         start = time.monotonic()
         stream(probe, names, g, lambda t: tau_ext if PUSH[0] <= t < PUSH[1] else np.zeros(7))
         print(f'\n{int(END * RATE)} joint states answered in {time.monotonic() - start:.1f} s')
@@ -257,7 +245,7 @@ def test_node_locates_a_push_and_its_end(tmp_path, rclpy_context):
         assert process.poll() is None
     finally:
         probe.close()
-        code, out = _stop(process)
+        code, out = interrupt(process)
     assert code == 0 and 'Traceback' not in out, out
     mesh_lines = [line for line in out.splitlines() if 'link5.stl' in line]
     assert len(mesh_lines) == 1 and 'WARN' in mesh_lines[0], out

@@ -24,11 +24,10 @@ checked on nodes built in this process (the same parameter callbacks the service
 """
 
 import concurrent.futures
-import signal
 import subprocess
 import time
 
-from conftest import require_module, venv_executable
+from conftest import interrupt, require_module, venv_executable
 import numpy as np
 import pytest
 
@@ -245,18 +244,6 @@ class Client:
         self.node.destroy_node()
 
 
-def _stop(process):
-    """SIGINT the process; return (status, output)."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-    try:
-        out, _ = process.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, _ = process.communicate()
-    return process.returncode, out
-
-
 def _number(value):
     return [float(v) for v in value] if isinstance(value, list) else value
 
@@ -272,7 +259,7 @@ def test_natural_values_start_and_run_time_changes(key, rclpy_context):
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     client = Client(rclpy_context, node_name)
     try:
-        assert client.wait(process), f'{script} did not come up:\n{_stop(process)[1]}'
+        assert client.wait(process), f'{script} did not come up:\n{interrupt(process)[1]}'
         if base:  # the value given at start-up is the node's
             request = GetParameters.Request(names=['urdf_path'])
             given = base[1].split(':=')[1]
@@ -293,7 +280,7 @@ def test_natural_values_start_and_run_time_changes(key, rclpy_context):
         assert process.poll() is None, 'the node ended on its own'
     finally:
         client.close()
-        status, out = _stop(process)
+        status, out = interrupt(process)
     assert status == 0, out
     assert 'Traceback' not in out, out
 
@@ -316,7 +303,7 @@ def test_params_file_with_natural_values(tmp_path):
         if "model 'craig_rr'" in line:
             break
     assert process.poll() is None, ''.join(lines)
-    status, out = _stop(process)
+    status, out = interrupt(process)
     assert status == 0, ''.join(lines) + out
     assert 'Traceback' not in out
 

@@ -710,24 +710,21 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
     # body without a surface explains the torques markedly better than any surface point.
     k0 = int(np.argmin(r2))
     L0 = owner[k0]
-    refined0 = (float(r2[k0]), p_link[k0], force[k0])
-    fit2 = r_min2
     limit2 = n + UNEXPLAINED_SIGMAS * math.sqrt(2.0 * n)
     # A moving body without a surface (no collision geometry, or none readable) that could have
     # been touched: the best wrench on it, scored as the surface points are, bounds what a
     # contact there explains.
     bare, bare_score = _bare_body(model, set(bodies[movable].tolist()), qv, tau_w, scale)
-    fit_score = fit2
-    if fit2 > limit2 or (bare is not None and bare_score < fit_score - 2.0 * band2):
-        residual = _residual(tau, Rs[L0], Js[L0] / scale, refined0[1], refined0[2])
-        if bare is not None and bare_score < fit_score:
+    if r_min2 > limit2 or (bare is not None and bare_score < r_min2 - 2.0 * band2):
+        residual = _residual(tau, Rs[L0], Js[L0] / scale, p_link[k0], force[k0])
+        if bare is not None and bare_score < r_min2:
             why = (f'link {bare!r}, which has no collision geometry, explains the torques better '
                    f'than any surface point (best on {surf.names[L0]}, residual '
                    f'{residual:.3g} N m)')
         else:
             why = (f'no single contact on a link with geometry explains the torques (best on '
                    f'{surf.names[L0]}, residual {residual:.3g} N m = '
-                   f'{100 * residual / tau_norm:.0f} % of |tau_ext|, chi-square {fit2:.1f} for '
+                   f'{100 * residual / tau_norm:.0f} % of |tau_ext|, chi-square {r_min2:.1f} for '
                    f'{n} joints): two contacts, or a link without geometry')
         return ContactLocation(UNEXPLAINED, residual=residual,
                                relative_residual=residual / tau_norm, message=why)
