@@ -84,9 +84,8 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
-import numpy as np
-
 from node_latency import cpu_model   # the benchmarks' one CPU-model reader
+import numpy as np
 
 PANDA = 'panda_description/urdf/panda.urdf'
 PUSHED_LINKS = ('panda_link3', 'panda_link4', 'panda_link5', 'panda_link6', 'panda_link7',

@@ -45,8 +45,8 @@ import time
 import denoc_ros as dr
 from denoc_ros.processor import DynamicsProcessor, ProcessorSettings
 from denoc_ros.resources import bundled_urdf, example_robot_data_dir
-import numpy as np
 from node_latency import cpu_model   # the benchmarks' one CPU-model reader
+import numpy as np
 
 Q7 = np.array([0.3, -0.5, 0.2, -2.0, 0.1, 1.5, 0.4])
 
