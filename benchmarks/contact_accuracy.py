@@ -31,7 +31,10 @@ points are drawn area-uniformly on the triangles of ``mesh_vert``/``mesh_face`` 
 geom's pose in its body (= the URDF link frame), and on the faces of its boxes, each with the
 outward normal of its face. A point is kept only if a pusher can reach it: the 3 cm path along
 which the force arrives (``-F`` from the point, starting 1 mm outside) meets no geom of the
-posed arm (MuJoCo's ``mj_ray``), which also drops points inside another solid.
+posed arm (MuJoCo's ``mj_ray``), and the point lies inside no other link's geometry (where two
+links' shapes overlap at a joint: counted crossings of rays with the other links' posed
+triangles; ``mj_ray`` from inside a shape returns the distance to its far side, which may be
+more than 3 cm).
 
 **Push.** 10-40 N into the surface, direction uniform (in solid angle) inside the friction cone
 of ``mu = 0.5`` about the inward normal (the locator assumes 0.6), fixed in the link's axes and
@@ -188,6 +191,7 @@ class SurfaceTruth:
         self.joint_names = tuple(mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
                                  for j in range(m.njnt))
         self.triangles, self.areas, self.normals, self.geoms = {}, {}, {}, {}
+        self.shape_sizes = {}  # triangles per geom (each a closed shape), in self.geoms' order
         for g in range(m.ngeom):
             body = int(m.geom_bodyid[g])
             link = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, body)
@@ -215,6 +219,7 @@ class SurfaceTruth:
             self.areas.setdefault(link, []).append(0.5 * double_area[keep])
             self.normals.setdefault(link, []).append(cross[keep] / double_area[keep, None])
             self.geoms.setdefault(link, []).append(g)
+            self.shape_sizes.setdefault(link, []).append(int(np.count_nonzero(keep)))
         for table in (self.triangles, self.areas, self.normals):
             for link in table:
                 table[link] = np.concatenate(table[link])
@@ -258,6 +263,49 @@ class SurfaceTruth:
         towards = -(rotation @ force) / np.linalg.norm(force)
         hit = self._mj.mj_ray(self.model, self.data, start, towards, None, 1, -1, self._geomid)
         return hit < 0.0 or hit > ACCESS
+
+    def covered(self, link, point, rng):
+        """
+        Return True if ``point`` (on ``link``, link frame) lies inside another link's geometry.
+
+        No pusher touches such a point (where two links' collision shapes overlap at a joint).
+        ``mj_ray`` started there returns the distance to the covering shape's far side, which may
+        be beyond :data:`ACCESS`: here the crossings of a ray with each other geom's posed
+        triangles (each geom a closed shape; a link's shapes may overlap each other) are
+        counted, odd = inside that geom, the majority of three random directions deciding (a
+        ray through an edge may count one crossing twice). Written here rather than with the
+        locator's own inside test (``contact.geometry._RayGrid``): the truth stays independent
+        of the code under test.
+        """
+        origin = self.to_base(link, point)
+        tris, sizes = [], []
+        for other in self.triangles:
+            if other == link:
+                continue
+            b = self.body[other]
+            rotation = self.data.xmat[b].reshape(3, 3)
+            tris.append(self.triangles[other] @ rotation.T + self.data.xpos[b])
+            sizes += [n for n in self.shape_sizes[other] if n]
+        tris = np.concatenate(tris)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        a, e1, e2 = tris[:, 0], tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0]
+        votes = np.zeros(len(sizes), dtype=int)
+        for _ in range(3):
+            d = rng.normal(size=3)
+            d /= np.linalg.norm(d)
+            # Moller-Trumbore: origin + t d = a + u e1 + v e2, t > 0, u, v >= 0, u + v <= 1
+            p = np.cross(d, e2)
+            det = np.einsum('ij,ij->i', e1, p)
+            ok = np.abs(det) > 1e-15
+            inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+            s = origin - a
+            u = np.einsum('ij,ij->i', s, p) * inv
+            qv = np.cross(s, e1)
+            v = (qv @ d) * inv
+            t = np.einsum('ij,ij->i', e2, qv) * inv
+            hits = ok & (u >= 0.0) & (v >= 0.0) & (u + v <= 1.0) & (t > 1e-9)
+            votes += np.add.reduceat(hits.astype(int), starts) % 2
+        return bool(np.any(votes >= 2))
 
 
 def cone_force(normal, magnitude, mu, rng):
@@ -352,7 +400,8 @@ class Rig:
         for _ in range(500):
             point, normal = self.truth.sample(link, rng)
             force = cone_force(normal, rng.uniform(*force_range), mu, rng)
-            if self.truth.reachable(link, point, normal, force):
+            if (self.truth.reachable(link, point, normal, force)
+                    and not self.truth.covered(link, point, rng)):
                 return Push(link, point, normal, force)
         raise RuntimeError(f'no reachable point on {link} at q = {np.round(q, 3).tolist()}')
 
@@ -377,7 +426,8 @@ class Rig:
         ``q_d = q0 + a sin(2 pi f t + phase)``. Returns a dict: ``q``, ``qd``, ``tau_ext`` (the
         processor's at the last sample), ``tau_true`` (MuJoCo's J^T F of the pushes there),
         ``pushes_base`` (truth points and forces in the base frame there); with ``trace``, the
-        time series ``t``, ``tau_ext_series``.
+        time series ``t``, ``tau_ext_series``; always ``hold``: the (q, tau_ext) of every joint
+        state of the push (what the node's localization gets).
         """
         mj, arm, proc = self._mj, self.arm, self.processor
         m, d = arm.model, arm.data
@@ -400,6 +450,7 @@ class Rig:
         series = [] if trace else None
         rest = self._dr.contact.TorqueNoise(self.model.nv)
         out = None
+        hold_states = []
         for k in range(steps):
             t = k * m.opt.timestep
             mj.mj_forward(m, d)
@@ -426,6 +477,8 @@ class Rig:
             out = proc.process(arm.time, q[self.order], qd[self.order], effort[self.order])
             if k < on:      # nothing touches the arm yet: the observer's noise at rest
                 rest.update(arm.time, out.external_torques, False)
+            else:
+                hold_states.append((q[self.order], out.external_torques.copy()))
             if trace:
                 series.append((arm.time, out.external_torques.copy()))
         q, qd = arm.state()
@@ -441,7 +494,7 @@ class Rig:
             pushes_base.append((at, force, rotation @ p.normal))
         result = {'q': q[self.order], 'qd': qd[self.order], 'noise': rest.sigma.copy(),
                   'tau_ext': out.external_torques.copy(), 'tau_true': tau_true[self.order],
-                  'pushes_base': pushes_base}
+                  'pushes_base': pushes_base, 'hold': hold_states}
         if trace:
             result['t'] = np.array([s[0] for s in series])
             result['tau_ext_series'] = np.array([s[1] for s in series])
@@ -478,6 +531,29 @@ class Rig:
                                          threshold=threshold, **options)
         self.locate_seconds.append(time.perf_counter() - start)
         return result
+
+    def track(self, states, geometry=None, threshold=None, noise=None):
+        """
+        Return the :class:`denoc_ros.ContactTracker`'s answer at the last of ``states``.
+
+        ``states``: the (q, tau_ext) of every joint state of the push, each given to the
+        tracker as the node does while in contact (here with the locator's threshold, from
+        the push's first joint state on). Also returns (full searches, tracked updates, the
+        update times [s]).
+        """
+        if threshold is None:
+            threshold = self.threshold
+        options = dict(self.locator_options)
+        if self.noise == 'measured' and noise is not None:
+            options['noise'] = noise
+        noise = options.pop('noise', 0.3)
+        tracker = self._dr.ContactTracker(self.model, geometry or self.geometry, **options)
+        times = []
+        for q, tau_ext in states:
+            start = time.perf_counter()
+            result = tracker.update(q, tau_ext, noise=noise, threshold=threshold)
+            times.append(time.perf_counter() - start)
+        return result, (tracker.full_searches, tracker.tracked, times)
 
 
 def judge(result, truths, coarse_spacing):
@@ -526,14 +602,16 @@ def judge(result, truths, coarse_spacing):
 
 
 def push_trial(rig, link, rng, moving, exact=False, force_range=FORCE, geometry=None,
-               links=None, threshold=None):
+               links=None, threshold=None, tracked=False):
     """
     Simulate one push (or several: ``links``) at a random configuration; return its record.
 
     ``exact``: also locate from MuJoCo's own J^T F at the end (no observer, no noise), to
     tell the locator's errors from the observer's. ``threshold``: the locator's (default the
     rig's); the push is ``detectable`` if MuJoCo's J^T F reaches it on a joint, ``node_flags``
-    if the observer's estimate reaches the node's default ``contact_threshold``.
+    if the observer's estimate reaches the node's default ``contact_threshold``. ``tracked``:
+    the answer judged is a :class:`denoc_ros.ContactTracker`'s fed every joint state of the
+    push (:meth:`Rig.track`), the one-shot ``locate_contact``'s is kept in ``one_shot``.
     """
     q0 = rig.random_configuration(rng)
     pushed = list(links) if links else [link]
@@ -561,6 +639,15 @@ def push_trial(rig, link, rng, moving, exact=False, force_range=FORCE, geometry=
               'observer_error': float(np.linalg.norm(sim['tau_ext'] - sim['tau_true'])),
               'max_tau': float(np.abs(sim['tau_true']).max()),
               'locate_ms': 1e3 * rig.locate_seconds[-1]}
+    if tracked:
+        one_shot = judge(result, truths, geometry.coarse_spacing)
+        record['one_shot'] = {k: one_shot[k] for k in ('status', 'link', 'link_right', 'error',
+                                                       'in_set')}
+        result, (full, steps, times) = rig.track(sim['hold'], geometry, threshold,
+                                                 sim['noise'])
+        record['tracking'] = {'full_searches': full, 'tracked': steps,
+                              'median_ms': 1e3 * float(np.median(times)),
+                              'max_ms': 1e3 * float(np.max(times))}
     record.update(judge(result, truths, geometry.coarse_spacing))
     if exact:
         exact_result = rig.locate(sim['q'], sim['tau_true'], geometry, threshold, sim['noise'])
@@ -572,7 +659,7 @@ def push_trial(rig, link, rng, moving, exact=False, force_range=FORCE, geometry=
 
 
 def run_pushes(rig, pushes_per_link, seed=0, links=PUSHED_LINKS + BASE_LINKS,
-               moving_fraction=0.5, exact=False, progress=None):
+               moving_fraction=0.5, exact=False, progress=None, tracked=False):
     """Return the records of ``pushes_per_link`` pushes on each link, half of them moving."""
     rng = np.random.default_rng(seed)
     records = []
@@ -580,10 +667,28 @@ def run_pushes(rig, pushes_per_link, seed=0, links=PUSHED_LINKS + BASE_LINKS,
     for link in links:
         for i in range(pushes_per_link):
             moving = i < round(moving_fraction * pushes_per_link)
-            records.append(push_trial(rig, link, rng, moving, exact))
+            records.append(push_trial(rig, link, rng, moving, exact, tracked=tracked))
             if progress:
                 progress(len(records), total, records[-1])
     return records
+
+
+def tracking_summary(records):
+    """Return lines comparing the tracked answers with the one-shot ones (``--tracked``)."""
+    rows = [r for r in records if r['links'][0] in PUSHED_LINKS and r['detectable']]
+    tracked = [r for r in records if 'tracking' in r]
+    full = sum(r['tracking']['full_searches'] for r in tracked)
+    steps = full + sum(r['tracking']['tracked'] for r in tracked)
+    same = np.mean([r['one_shot']['status'] == r['status'] and r['one_shot']['link'] == r['link']
+                    for r in rows])
+    one = np.mean([r['one_shot']['link_right'] for r in rows])
+    located = [r['one_shot']['error'] for r in rows if r['one_shot']['status'] == 'located']
+    return (f'tracked: {steps} joint states located, {full} full searches '
+            f'({100 * full / max(steps, 1):.1f} %), per update median '
+            f'{np.median([r["tracking"]["median_ms"] for r in tracked]):.2f} ms (median of the '
+            f'pushes), max {max(r["tracking"]["max_ms"] for r in tracked):.1f} ms; same status '
+            f'and link as one locate_contact at the end in {100 * same:.1f} % of the pushes; '
+            f'one-shot: link right {100 * one:.1f} %, located {len(located)} (all links 3..)')
 
 
 def _percentile(values, p):
@@ -915,6 +1020,9 @@ def main(argv=None):
     parser.add_argument('--no-exact', action='store_true',
                         help='do not also locate from the exact J^T F (halves the locator time)')
     parser.add_argument('--image', default=None, help='also render the README picture here')
+    parser.add_argument('--tracked', action='store_true',
+                        help='judge a ContactTracker fed every joint state of the hold (as the '
+                        'node locates), not one locate_contact at its end (also reported)')
     args = parser.parse_args(argv)
     if args.image:
         os.environ.setdefault('MUJOCO_GL', 'egl')   # headless; read when mujoco is imported
@@ -930,7 +1038,7 @@ def main(argv=None):
                              f'({record["links"][0]}: {record["status"]})      ')
             sys.stderr.flush()
     records = run_pushes(rig, args.pushes, args.seed, exact=not args.no_exact,
-                         progress=progress)
+                         progress=progress, tracked=args.tracked)
     sys.stderr.write('\nhard cases...\n')
     cases = hard_cases(rig, args.seed + 1, args.hard)
     elapsed = time.perf_counter() - started
@@ -949,6 +1057,8 @@ def main(argv=None):
           f'{_cm(_percentile(located, 95))} ({len(located)} pushes)')
     print(f'locate_contact: median {1e3 * np.median(rig.locate_seconds):.1f} ms, max '
           f'{1e3 * np.max(rig.locate_seconds):.1f} ms per call')
+    if args.tracked:
+        print(tracking_summary(records))
     for case, rows in cases.items():
         print(f'hard case {case}: ' + '; '.join(
             f'{r["status"]} ({r["link"] or "-"})' for r in rows))

@@ -23,16 +23,23 @@ Run from the repository root (``make bench-contact-cost``)::
 example-robot-data's Panda (its collision meshes; the bundled Panda with ``--robot bundled``,
 then only the cost with localization off), held still at a generic pose, 1 kHz joint states
 with efforts ``g(q) - J^T F`` (a 30 N push into link 7's surface at one of its samples, or no
-push). Cases, each timed as the wall time of ``process`` per joint state (median, mean, p99):
+push), after 2.5 s at rest (the node measures the noise at rest meanwhile). Cases, each timed
+as the wall time of ``process`` per joint state (median, mean, p95, p99, max):
 
 * ``off``: the node's defaults (observer on, ``contact_localization`` false), no push;
 * ``off, pushed``: the same while pushed (the observer flags a contact);
 * ``on, no contact``: localization on, no push;
-* ``on, in contact``: localization on while pushed: one ``locate_contact`` per joint state
-  (``contact_time_share`` 0);
-* ``on, share 0.5``: the same with the node's ``contact_time_share`` (0.5): a joint state is
-  located once the stamp time since the last location is twice its cost (the mean is what the
-  node spends per joint state).
+* ``on, in contact``: localization on while pushed, every joint state located
+  (``contact_time_share`` 0): a :class:`denoc_ros.ContactTracker`'s full search on the first
+  and every 25th, the tracked points on the others (``max`` is a full search's);
+* ``on, share 0.5``: the same with the node's ``contact_time_share`` (0.5, its default);
+* ``on, full search``: every joint state a full search (``ContactTracker`` with
+  ``full_period`` 1, what ``locate_contact`` costs; before tracking, the node made one per
+  located joint state).
+
+Each case prints median, mean, p95, p99 and max per joint state, how many were located and how
+many of those were full searches. ``--link`` picks the pushed link (``panda_link4``: an
+ambiguous answer with many candidates, the tracked set's largest).
 
 With ``PYTHONPATH`` set to an older tree it times that tree's processor (the cases it has):
 run it on the commit before localization to compare the ``off`` path. Prints the CPU model.
@@ -81,15 +88,23 @@ def push_torques(model, geometry, q, link='panda_link7', magnitude=30.0):
     return Jr.T @ (-magnitude * normal)
 
 
-def time_case(processor, q, effort, messages):
-    """Return the per-message wall times [s] of ``messages`` joint states after a warm-up."""
+def time_case(processor, q, effort, messages, rest):
+    """
+    Return the per-message wall times [s] of ``messages`` joint states after a warm-up.
+
+    The warm-up: ``rest`` (efforts) for 2.5 s, the noise at rest measured as the node does,
+    then ``effort`` for 0.3 s (the observer converges: exp(-50 * 0.3) ~ 3e-7).
+    """
     zero = np.zeros(processor.model.nv)
     times = []
-    for k in range(messages + 300):
+    lead = 2800
+    for k in range(messages + lead):
         t = 5.0 + k / 1000.0
+        if k == lead:
+            processor.stats.end_period()
         start = time.perf_counter()
-        processor.process(t, q, zero, effort)
-        if k >= 300:   # the observer has converged (exp(-50 * 0.3) ~ 3e-7)
+        processor.process(t, q, zero, effort if k >= lead - 300 else rest)
+        if k >= lead:
             times.append(time.perf_counter() - start)
     return times
 
@@ -100,10 +115,12 @@ def main(argv=None):
     parser.add_argument('--messages', type=int, default=2000)
     parser.add_argument('--robot', choices=('example-robot-data', 'bundled'),
                         default='example-robot-data')
+    parser.add_argument('--link', default='panda_link7', help='the pushed link')
     args = parser.parse_args(argv)
     path, model, q = robot(args.robot)
     g = dr.gravity_torques(model, q)
     new = hasattr(ProcessorSettings(), 'contact_localization')
+    tracking = hasattr(dr, 'ContactTracker')
     geometry = None
     if new and args.robot != 'bundled':
         start = time.perf_counter()
@@ -113,23 +130,33 @@ def main(argv=None):
               f'{time.perf_counter() - start:.2f} s')
     cases = [('off', ProcessorSettings(), g)]
     if geometry is not None:
-        pushed = g - push_torques(model, geometry, q)
+        pushed = g - push_torques(model, geometry, q, link=args.link)
         on = ProcessorSettings(contact_localization=True)
         every = ProcessorSettings(contact_localization=True, contact_time_share=0.0)
         cases += [('off, pushed', ProcessorSettings(), pushed), ('on, no contact', on, g),
                   ('on, in contact', every, pushed), ('on, share 0.5', on, pushed)]
+        if tracking:
+            cases.append(('on, full search', every, pushed))
     print(f'{model.name}: {model.nv} joints; CPU: {cpu_model()}')
-    print(f'{"case":<16} {"median us":>10} {"mean us":>10} {"p99 us":>10}  last location')
+    print(f'{"case":<16} {"median us":>10} {"mean us":>10} {"p95 us":>10} {"p99 us":>10} '
+          f'{"max us":>10}  located (full searches), last location')
     for name, settings, effort in cases:
         processor = (DynamicsProcessor(model, settings, geometry) if geometry is not None
                      else DynamicsProcessor(model, settings))
-        times = time_case(processor, q, effort, args.messages)
+        if name == 'on, full search':
+            processor._tracker = dr.ContactTracker(
+                model, geometry, friction_coefficient=settings.contact_friction_coefficient,
+                relative_noise=settings.contact_relative_noise, full_period=1)
+        times = time_case(processor, q, effort, args.messages, g)
         last = getattr(processor, 'last_location', None)
-        where = (f'{last.status} {last.link}, {processor.stats.located} calls'
-                 if last is not None else '-')
+        stats = processor.stats
+        where = (f'{stats.located} ({getattr(stats, "full_searches", stats.located)}), '
+                 f'{last.status} {last.link}' if last is not None else '-')
         print(f'{name:<16} {1e6 * statistics.median(times):>10.1f} '
               f'{1e6 * statistics.fmean(times):>10.1f} '
-              f'{1e6 * float(np.percentile(times, 99)):>10.1f}  {where}')
+              f'{1e6 * float(np.percentile(times, 95)):>10.1f} '
+              f'{1e6 * float(np.percentile(times, 99)):>10.1f} '
+              f'{1e6 * max(times):>10.1f}  {where}')
     return 0
 
 

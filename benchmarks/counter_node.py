@@ -19,16 +19,26 @@ Usage: ``python benchmarks/counter_node.py STATUS_FILE TOPIC=TYPE [TOPIC=TYPE ..
 one of the message types below. Subscribes raw (nothing is deserialized), reliable, depth 1000,
 and every 0.1 s rewrites STATUS_FILE (JSON, atomically) with, per topic, the messages counted
 and whether a publisher is matched. Runs until SIGINT or SIGTERM.
+
+The subscriptions are served without an executor: one rclpy wait set over all of them, and every
+message queued on a ready one taken (serialized) and counted. rclpy's executor rebuilds its wait
+set and makes a task for each message it hands over (about 0.1 ms of CPU per message here): with
+ten outputs at 1 kHz, two counters served that way took 0.7 of the machine's two cores, and the
+node they listen to was what got preempted.
 """
 
+import contextlib
 import json
 import os
 import signal
 import sys
+import time
 
 import rclpy
-from rclpy.executors import ExternalShutdownException
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+STATUS_PERIOD = 0.1  # [s] between two rewrites of the status file
 
 
 def message_type(name):
@@ -49,11 +59,9 @@ def main(argv):
     for spec in specs:
         topic, _, kind = spec.partition('=')
         counts[topic] = 0
-
-        def on_message(_, topic=topic):
-            counts[topic] += 1
-        subscriptions[topic] = node.create_subscription(message_type(kind), topic, on_message,
-                                                        qos, raw=True)
+        # served below, never by an executor: the callback is not called
+        subscriptions[topic] = node.create_subscription(message_type(kind), topic,
+                                                        lambda _: None, qos, raw=True)
 
     def write_status():
         status = {t: {'count': counts[t], 'matched': s.get_publisher_count() > 0}
@@ -61,12 +69,39 @@ def main(argv):
         with open(status_file + '.tmp', 'w') as f:
             json.dump(status, f)
         os.replace(status_file + '.tmp', status_file)
-    node.create_timer(0.1, write_status)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
+
+    def stop(*_):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
+    context = node.context
+    served = [(topic, s.handle, s.msg_type) for topic, s in subscriptions.items()]
+    wait_set = _rclpy.WaitSet(len(served), 0, 0, 0, 0, 0, context.handle)
     try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
+        next_status = time.monotonic()
+        while context.ok():
+            now = time.monotonic()
+            if now >= next_status:
+                write_status()
+                next_status = now + STATUS_PERIOD
+            with contextlib.ExitStack() as handles:
+                for _, handle, _ in served:
+                    handles.enter_context(handle)
+                handles.enter_context(context.handle)
+                wait_set.clear_entities()
+                for _, handle, _ in served:
+                    wait_set.add_subscription(handle)
+                wait_set.wait(max(int((next_status - now) * 1e9), 0))
+                ready = wait_set.get_ready_entities('subscription')
+                for topic, handle, msg_type in served:
+                    if handle.pointer not in ready:
+                        continue
+                    while handle.take_message(msg_type, True) is not None:
+                        counts[topic] += 1
+    except KeyboardInterrupt:
         pass
+    except Exception:  # noqa: B902 - a handle gone under us: shutting down
+        if context.ok():
+            raise
     finally:
         try:
             write_status()

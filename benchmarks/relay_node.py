@@ -23,8 +23,11 @@ own, e.g. ``python benchmarks/relay_node.py --ros-args -r __ns:=/relay``.
 
 ``--thread`` (before ``--ros-args``): serve ``joint_states`` as the dynamics node does, in a
 thread of its own outside the executor, taken serialized and republished as the same bytes
-(:class:`denoc_ros.ros.joint_state_thread.SubscriptionThread`): the floor of what rclpy and DDS
-cost per message that way.
+(:class:`denoc_ros.ros.joint_state_thread.SubscriptionThread`), Fast DDS's timed-events thread
+made ``SCHED_BATCH`` as in the node's executable: the floor of what rclpy and DDS cost per message
+that way. ``--fanout N`` (with ``--thread``): also publish the same bytes on
+``joint_states_echo_1`` ... ``joint_states_echo_N`` (reliable, depth 10), one DDS write each: with
+subscribers on them, the floor of a node that answers each joint state with N + 1 messages.
 """
 
 import sys
@@ -39,16 +42,20 @@ from sensor_msgs.msg import JointState
 class JointStateRelay(Node):
     """Subscribe ``joint_states``, publish each message on ``joint_states_echo``."""
 
-    def __init__(self, thread=False, **kwargs):
+    def __init__(self, thread=False, fanout=0, **kwargs):
         super().__init__('joint_state_relay', **kwargs)
         self._publisher = self.create_publisher(JointState, 'joint_states_echo', 10)
+        self._fanout = [self.create_publisher(JointState, f'joint_states_echo_{k + 1}', 10)
+                        for k in range(fanout)]
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT,
                          durability=DurabilityPolicy.VOLATILE)
         self.thread = None
         if not thread:
             self.create_subscription(JointState, 'joint_states', self.callback, qos)
             return
-        from denoc_ros.ros.joint_state_thread import NotInExecutor, SubscriptionThread
+        from denoc_ros.ros.joint_state_thread import (batch_middleware_timers, NotInExecutor,
+                                                      SubscriptionThread)
+        batch_middleware_timers()  # as the dynamics node's executable does
         group = NotInExecutor()
         subscription = self.create_subscription(JointState, 'joint_states', self.callback, qos,
                                                 raw=True, callback_group=group)
@@ -58,8 +65,10 @@ class JointStateRelay(Node):
         self.thread.start()
 
     def callback(self, msg):
-        """Republish the message as it came."""
+        """Republish the message as it came (and on the fan-out topics)."""
         self._publisher.publish(msg)
+        for publisher in self._fanout:
+            publisher.publish(msg)
 
 
 def main(args=None):
@@ -68,10 +77,15 @@ def main(args=None):
     thread = '--thread' in args
     if thread:
         args.remove('--thread')
+    fanout = 0
+    if '--fanout' in args:
+        at = args.index('--fanout')
+        fanout = int(args[at + 1])
+        del args[at:at + 2]
     rclpy.init(args=args)
     node = None
     try:
-        node = JointStateRelay(thread=thread)
+        node = JointStateRelay(thread=thread, fanout=fanout)
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass

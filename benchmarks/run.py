@@ -390,7 +390,13 @@ def workspace_pairs(robot, q, qd, qdd, tau):
     pin, pm, pd, m, tip = robot.pin, robot.pmodel, robot.pdata, robot.ours, robot.tip
     pq, pv, pa, pt = (robot.to_pin(x) for x in (q, qd, qdd, tau))
     vec, mat = robot.from_pin, robot.from_pin_matrix
+    fid = robot.frame_id
     ws = dr.Workspace(m)
+
+    def jac_cols(J):
+        out = np.empty_like(J)
+        out[:, robot.pin_index] = J
+        return out
 
     def sym(M):
         return np.triu(M) + np.triu(M, 1).T
@@ -412,6 +418,14 @@ def workspace_pairs(robot, q, qd, qdd, tau):
          lambda: dr.coriolis_matrix(m, q, qd, workspace=ws),
          lambda: pin.computeCoriolisMatrix(pm, pd, pq, pv),
          lambda a, b: check_close('C', a, mat(b))),
+        ('gravity, workspace', 'computeGeneralizedGravity',
+         lambda: dr.gravity_torques(m, q, workspace=ws),
+         lambda: pin.computeGeneralizedGravity(pm, pd, pq),
+         lambda a, b: check_close('g', a, vec(b))),
+        ('Jacobian, workspace', 'computeFrameJacobian',
+         lambda: dr.jacobian(m, q, tip, workspace=ws),
+         lambda: pin.computeFrameJacobian(pm, pd, pq, fid, pin.LOCAL_WORLD_ALIGNED),
+         lambda a, b: check_close('J', a, jac_cols(b))),
         ('forward dynamics, workspace', 'aba',
          lambda: dr.forward_dynamics(m, q, qd, tau, workspace=ws),
          lambda: pin.aba(pm, pd, pq, pv, pt), lambda a, b: check_close('qdd', a, vec(b))),

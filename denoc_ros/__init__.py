@@ -23,8 +23,8 @@ The library half (this package minus :mod:`denoc_ros.ros`) needs only NumPy/SciP
 >>> tau = dr.inverse_dynamics(model, q, qd, qdd)        # doctest: +SKIP
 """
 
-from .contact import (CollisionGeometry, ContactLocation, load_collision_geometry,
-                      locate_contact)
+from .contact import (CollisionGeometry, ContactLocation, ContactTracker,
+                      load_collision_geometry, locate_contact)
 from .dynamics import (cartesian_dynamics, CartesianDynamics, compute_all_terms,
                        configuration_space_matrices, convective_inertia_matrix, coriolis_matrix,
                        coriolis_torques,
@@ -50,8 +50,9 @@ from .urdf import load_urdf
 __all__ = [
     'attach_payload', 'cartesian_dynamics', 'CartesianDynamics', 'center_of_mass',
     'check_trajectory', 'CollisionGeometry', 'compute_all_terms', 'configuration_space_matrices',
-    'ContactDetector', 'ContactLocation', 'convective_inertia_matrix', 'coriolis_matrix',
-    'coriolis_torques', 'DenocError', 'detach_payload', 'estimate_payload', 'external_wrench',
+    'ContactDetector', 'ContactLocation', 'ContactTracker', 'convective_inertia_matrix',
+    'coriolis_matrix', 'coriolis_torques', 'DenocError', 'detach_payload', 'estimate_payload',
+    'external_wrench',
     'feedforward_terms', 'FeedforwardTerms', 'FloatingBaseModel', 'forward_dynamics',
     'forward_dynamics_cholesky', 'forward_dynamics_with_friction', 'Frame', 'frame_pose',
     'friction_torques', 'gravity_torques', 'inertial_parameters', 'InputError', 'inverse_dynamics',

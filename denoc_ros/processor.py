@@ -29,17 +29,22 @@ Jacobian and pose, the wrench, FD and the prediction. With a reference in ``desi
 feed-forward is taken at the desired state, a second pass; the observer stays at the measured one.
 
 With ``contact_localization`` on and collision geometry given
-(:func:`denoc_ros.load_collision_geometry` of the same robot), a joint state in contact also
-makes one :func:`denoc_ros.locate_contact` call with the observer's estimate and the contact
+(:func:`denoc_ros.load_collision_geometry` of the same robot), a joint state in contact is also
+located, by a :class:`denoc_ros.ContactTracker` (the full search of
+:func:`denoc_ros.locate_contact` on the first joint state of a contact and every
+:data:`denoc_ros.contact.track.FULL_PERIOD` after, the points near the last answer on the
+others; reset when the contact ends) with the observer's estimate and the contact
 thresholds (the release thresholds for joints already in contact, so that the locator and the
 flags agree), and each joint's noise: ``contact_noise`` where given, else what the observer
 shows while nothing touches the arm (:class:`denoc_ros.contact.TorqueNoise`, fed each estimate
 :data:`HOLD` observer time constants late and leaving out as long after a contact, so that
 neither the rise of a push before it is flagged nor its decay is taken for noise): the touched
 link, point and force in
-:attr:`Outputs.contact_location`. A locator slower than the joint states takes at most
-``contact_time_share`` of the stamp time (the states between keep no location). Off, it costs
-the joint-state path one attribute test.
+:attr:`Outputs.contact_location`. A safety valve for slower machines: localization takes at
+most ``contact_time_share`` of the stamp time, averaged over :data:`SHARE_WINDOW` (a joint
+state is located while the time it took stays within that share of the stamp time since, plus
+the share of one window; the states beyond keep no location). Off, it costs the joint-state
+path one attribute test.
 """
 
 import collections
@@ -51,9 +56,9 @@ from typing import List, Optional
 
 import numpy as np
 
-from .contact.locate import locate_contact
 from .contact.noise import TorqueNoise
-from .dynamics import compute_all_terms, frame_pose, Workspace
+from .contact.track import ContactTracker
+from .dynamics import compute_all_terms, Workspace
 from .dynamics.all_terms import problems as pass_problems
 from .dynamics.momentum_observer import REPEATED, STEP
 from .errors import DenocError, InputError
@@ -63,10 +68,13 @@ from .identification.payload_window import PayloadWindow
 from .observer import ContactMonitor
 from .payload import attach_payload, attached_payloads, base_model, detach_payload
 
-__all__ = ['DynamicsProcessor', 'HOLD', 'Outputs', 'ProcessorSettings', 'Statistics']
+__all__ = ['DynamicsProcessor', 'HOLD', 'Outputs', 'ProcessorSettings', 'Statistics',
+           'SHARE_WINDOW']
 
 HOLD = 5.0
 """Observer time constants (1/K_O) before and after a contact the noise at rest leaves out."""
+SHARE_WINDOW = 0.02
+"""Stamp time [s] over which localization may take ``contact_time_share`` of it."""
 
 
 @dataclass
@@ -87,7 +95,7 @@ class ProcessorSettings:
     contact_localization: bool = False
     contact_friction_coefficient: float = 0.6
     contact_noise: object = 0.0          # N m, one or per joint; 0: measured at rest
-    contact_relative_noise: float = 0.02  # fraction of |tau_ext| (model error)
+    contact_relative_noise: float = 0.02  # fraction of each joint's |tau_ext| (model error)
     contact_time_share: float = 0.5      # of stamp time localization may take; 0: every state
 
 
@@ -101,7 +109,7 @@ class Statistics:
         self.compute_sum = self.compute_max = 0.0
         self.computed = 0
         self.locate_sum = self.locate_max = 0.0   # contact localization, per period
-        self.located = 0
+        self.located = self.full_searches = 0
         self.last_error = ''
 
     def bad_input(self, reason):
@@ -126,9 +134,10 @@ class Statistics:
         self.compute_sum += seconds
         self.compute_max = max(self.compute_max, seconds)
 
-    def locate_time(self, seconds):
-        """Record the time one contact localization took (part of its message's time)."""
+    def locate_time(self, seconds, full=False):
+        """Record the time one contact localization (``full``: a full search) took."""
         self.located += 1
+        self.full_searches += bool(full)
         self.locate_sum += seconds
         self.locate_max = max(self.locate_max, seconds)
 
@@ -138,7 +147,7 @@ class Statistics:
         self.compute_sum = self.compute_max = 0.0
         self.computed = 0
         self.locate_sum = self.locate_max = 0.0
-        self.located = 0
+        self.located = self.full_searches = 0
 
 
 @dataclass
@@ -205,7 +214,9 @@ class DynamicsProcessor:
         self.last_location = None  # the last ContactLocation computed
         self._localizing = False   # contact_localization on and possible
         self._located = False      # the last location said in contact (its end is reported)
-        self._next_locate = self._last_locate = -math.inf   # stamps [s] (contact_time_share)
+        self._tracker = None       # the ContactTracker while localizing
+        self._budget = 0.0         # locator time [s] available (contact_time_share)
+        self._budget_t = None      # stamp [s] the budget was last refilled at
         self.torque_noise = None   # TorqueNoise of the model in use
         self._rise = collections.deque()   # (t, tau_ext) not yet given to torque_noise
         self._contact_t = -math.inf        # stamp [s] of the last joint state in contact
@@ -278,6 +289,7 @@ class DynamicsProcessor:
         """Decide whether contact localization runs, and say why not in ``localization_note``."""
         s, model, geometry = self.settings, self.model, self.geometry
         self._localizing = False
+        self._tracker = None
         if not s.contact_localization:
             self.localization_note = 'off'
         elif model.floating:
@@ -299,6 +311,10 @@ class DynamicsProcessor:
                                           'geometry' + unreadable)
             else:
                 self._localizing = True
+                self._tracker = ContactTracker(
+                    model, geometry, friction_coefficient=s.contact_friction_coefficient,
+                    relative_noise=s.contact_relative_noise)
+                self._budget, self._budget_t = s.contact_time_share * SHARE_WINDOW, None
                 without = [name for b, name in enumerate(model.link_names) if b not in covered]
                 self.localization_note = (
                     f'on: {len(covered)} of {model.nbodies} moving links with collision geometry'
@@ -399,7 +415,11 @@ class DynamicsProcessor:
         inertia = terms.inertia if desired is not None else self._zeros
         friction_torques = (self._zeros if friction is None else
                             friction(qd if measured_pass else desired[1]))
-        total = terms.g + terms.coriolis + inertia + friction_torques
+        total = terms.g + terms.coriolis  # zero terms (no reference, no friction) not added
+        if desired is not None:
+            total += inertia
+        if friction is not None:
+            total += friction_torques
         if not math.isfinite(total.sum()):
             raise InputError('non-finite torques at this state: nothing published')
         self.latest = (q, qd, effort)  # the services' "latest joint state"
@@ -429,10 +449,13 @@ class DynamicsProcessor:
             if out.external_torques is not None:
                 self._measure_noise(t, out)
             if out.in_contact:
-                if locate and (t >= self._next_locate or t < self._last_locate):
+                if locate and self._may_locate(t):
                     self._locate(out, q, t)
-            elif self._located:
-                out.contact_ended, self._located = True, False
+            else:
+                if self._located:
+                    out.contact_ended, self._located = True, False
+                if self._tracker.tracking:
+                    self._tracker.reset()
         stats.published += 1
         stats.compute_time(time.perf_counter() - start)
         return out
@@ -449,22 +472,34 @@ class DynamicsProcessor:
             out.restarted = observer.resets > 1
         r = observer.estimate
         out.external_torques = r
-        out.joint_in_contact = self.detector.update(r)
-        out.max_ratio = self.detector.ratio(r)
+        out.joint_in_contact, out.max_ratio = self.detector.observe(r)
         if want_frame:
             if not ws.wrench_finite:
                 out.problems.append('no external wrench: not finite (a singular Jacobian?)')
             else:
                 out.wrench = ws.wrench
 
-    def _locate(self, out, q, t):
+    def _may_locate(self, t):
         """
-        Locate the contact of ``out``'s external torques on the collision surfaces.
+        Return True if the joint state at stamp ``t`` may be located (``contact_time_share``).
 
-        The next joint state located is the first whose stamp is the call's cost divided by
-        ``contact_time_share`` later (those between keep no location): a locator slower than
-        the joint states takes that share of the time, not all of it.
+        The budget of locator time grows by the share of the stamp time that passed, up to the
+        share of :data:`SHARE_WINDOW`; each location spends its cost; a joint state is located
+        while some is left. A stamp going back refills it.
         """
+        share = self.settings.contact_time_share
+        if share <= 0.0:
+            return True
+        full = share * SHARE_WINDOW
+        last, self._budget_t = self._budget_t, t
+        if last is None or t < last:
+            self._budget = full
+        else:
+            self._budget = min(full, self._budget + share * (t - last))
+        return self._budget > 0.0
+
+    def _locate(self, out, q, t):
+        """Locate the contact of ``out``'s external torques on the collision surfaces."""
         start = time.perf_counter()
         detector = self.detector
         # a joint already in contact stays so down to its release threshold: the locator's
@@ -472,13 +507,11 @@ class DynamicsProcessor:
         thresholds = np.where(out.joint_in_contact,
                               (1.0 - detector.hysteresis) * detector.thresholds,
                               detector.thresholds)
-        s = self.settings
         try:
-            location = locate_contact(
-                self.model, self.geometry, q, out.external_torques, threshold=thresholds,
-                friction_coefficient=s.contact_friction_coefficient, noise=self.noise(),
-                relative_noise=s.contact_relative_noise)
-            rotation = frame_pose(self.model, q, location.link)[0] if location.link else None
+            location = self._tracker.update(q, out.external_torques, threshold=thresholds,
+                                            noise=self.noise())
+            # the link's pose as the locator placed it (no second forward kinematics)
+            rotation = self._tracker.link_rotation(location.link) if location.link else None
         except DenocError as err:
             out.problems.append(f'contact not located: {err}')
             return
@@ -487,10 +520,8 @@ class DynamicsProcessor:
             return
         finally:
             cost = time.perf_counter() - start
-            self.stats.locate_time(cost)
-            share = self.settings.contact_time_share
-            self._last_locate = t
-            self._next_locate = t + cost / share if share > 0.0 else -math.inf
+            self.stats.locate_time(cost, self._tracker.last_full)
+            self._budget -= cost
         if not _finite_location(location):
             out.problems.append(f'contact not located: the locator gave non-finite values '
                                 f'({location.message})')

@@ -17,7 +17,8 @@ The located contact as messages, without a node: ContactLocation fields and the 
 
 The force arrow is checked against a rotation and a force made here (the link's axes rotated by
 a known angle): in the link frame it must be R^T F, end at the point and have the documented
-length; the candidates reuse their Points without mixing two messages' values.
+length; the candidates reuse their Points without mixing two messages' values. The located
+contact's bytes are compared with rclpy's serialization of the message filled field by field.
 """
 
 import math
@@ -30,6 +31,8 @@ import pytest
 require_module('visualization_msgs.msg')
 from denoc_ros.ros import contact_outputs as co  # noqa: E402, I100
 from denoc_ros_interfaces.msg import ContactLocation as LocationMsg  # noqa: E402
+from geometry_msgs.msg import Point  # noqa: E402
+from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
@@ -47,30 +50,57 @@ def header(sec=3):
     return h
 
 
-def test_location_message_fields_and_candidates():
-    """Every field written; a shorter candidate list after a long one holds only its own."""
+def message_of(location, sec, nanosec, frame_id):
+    """Return the ContactLocation message of ``location`` filled field by field (the oracle)."""
+    msg = LocationMsg()
+    msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+    msg.header.frame_id = frame_id
+    if location is None:
+        msg.in_contact, msg.status, msg.message = False, 'no_contact', 'contact ended'
+        return msg
+    msg.in_contact, msg.status, msg.link = bool(location.in_contact), location.status, \
+        location.link
+    for field, value in (('point', location.point), ('normal', location.normal),
+                         ('point_base', location.point_base), ('force', location.force)):
+        target = getattr(msg, field)
+        target.x, target.y, target.z = (float(v) for v in value)
+    msg.covariance = np.asarray(location.covariance, dtype=float).reshape(9)
+    msg.residual = float(location.residual)
+    msg.candidates = [Point(x=float(x), y=float(y), z=float(z))
+                      for x, y, z in np.asarray(location.candidates).reshape(-1, 3)]
+    msg.candidate_links = list(location.candidate_links)
+    msg.message = location.message
+    return msg
+
+
+def test_location_bytes_are_rclpys_serialization():
+    """The bytes of LocationBytes are rclpy's serialization, for every length of every string."""
     rng = np.random.default_rng(1)
-    many = rng.normal(size=(300, 3))
-    first = ContactLocation('ambiguous', link='l2', point=np.array([0.1, 0.2, 0.3]),
-                            point_base=np.array([1.0, 2.0, 3.0]), normal=np.array([0, 0, 1.0]),
-                            force=np.array([0.0, 0.0, -20.0]), residual=0.4,
-                            covariance=np.diag([1e-4, 2e-4, 3e-4]), candidates=many,
-                            candidate_links=('l2',) * 300, message='two links')
-    msg, pool = LocationMsg(), []
-    co.fill_location(msg, header(), first, 'base', pool)
-    assert msg.in_contact and msg.status == 'ambiguous' and msg.link == 'l2'
-    assert msg.header.frame_id == 'base' and msg.header.stamp.nanosec == 500
-    assert (msg.point_base.x, msg.force.z, msg.normal.z) == (1.0, -20.0, 1.0)
-    assert msg.covariance[8] == 3e-4 and msg.residual == 0.4 and msg.message == 'two links'
-    np.testing.assert_array_equal([[p.x, p.y, p.z] for p in msg.candidates], many)
-    few = ContactLocation('located', link='l7', candidates=many[:2] + 5.0,
-                          candidate_links=('l7', 'l7'))
-    co.fill_location(msg, header(), few, 'base', pool)
-    np.testing.assert_array_equal([[p.x, p.y, p.z] for p in msg.candidates], many[:2] + 5.0)
-    assert list(msg.candidate_links) == ['l7', 'l7']
-    co.fill_location(msg, header(), None, 'base', pool)    # the contact ended
-    assert not msg.in_contact and msg.status == 'no_contact' and not msg.candidates
-    assert msg.link == '' and msg.force.z == 0.0 and not np.any(msg.covariance)
+    writer = co.LocationBytes()
+    names = ['', 'l', 'l2', 'lin', 'link', 'panda_link7', 'panda_hand', 'dé']
+    cases = [(None, 'base')]
+    for k in range(60):
+        n = int(rng.choice([0, 1, 2, 3, 7, 512]))
+        links = tuple(str(rng.choice(names)) for _ in range(n))
+        cases.append((ContactLocation(
+            str(rng.choice(['located', 'ambiguous', 'unexplained', 'no_contact'])),
+            link=str(rng.choice(names)), point=rng.normal(size=3),
+            point_base=rng.normal(size=3), normal=rng.normal(size=3),
+            force=rng.normal(size=3) * 20, residual=float(rng.uniform()),
+            covariance=rng.normal(size=(3, 3)), candidates=rng.normal(size=(n, 3)),
+            candidate_links=links, message=str(rng.choice(
+                ['', 'x', 'two links', 'ambiguous: 3 links, ±2 cm']))), str(rng.choice(names))))
+    for location, frame in cases:
+        sec, nanosec = int(rng.integers(0, 2**31)), int(rng.integers(0, 10**9))
+        ours = writer(sec, nanosec, frame, location)
+        expected = message_of(location, sec, nanosec, frame)
+        theirs = bytes(serialize_message(expected))
+        # The same length and, read back by rclpy, the same message (rclpy leaves its padding
+        # bytes as the buffer had them: the bytes themselves differ there)
+        assert len(ours) == len(theirs), (location, frame)
+        assert deserialize_message(ours, LocationMsg) == expected, (location, frame)
+        if location is not None and len(location.candidates):
+            assert ours.find(location.candidates.astype('<f8').tobytes()) >= 0
 
 
 @pytest.mark.parametrize('magnitude, length', [(20.0, 0.2), (2.0, co.ARROW_MIN),

@@ -22,12 +22,14 @@ inverse dynamics), an integrator that is not ours (SciPy for the prediction), a 
 (a payload's gravity torque through the tip Jacobian).
 """
 
+import os
 import time
 
 import denoc_ros as dr
 from denoc_ros.friction import JointFriction
 from denoc_ros.resources import bundled_urdf
 from denoc_ros.ros.dynamics_node import DynamicsNode
+from denoc_ros.ros.joint_state_thread import batch_middleware_timers
 from denoc_ros_interfaces.msg import ContactState, DynamicsState
 import denoc_ros_interfaces.srv as srv
 from diagnostic_msgs.msg import DiagnosticArray
@@ -216,6 +218,31 @@ def test_outputs_any_order_extra_joints(make_node, thread):
         start = time.monotonic()
         thread.stop()
         assert not thread.alive and time.monotonic() - start < 1.0
+
+
+@pytest.mark.skipif(not hasattr(os, 'sched_getscheduler'), reason='Linux scheduling only')
+def test_middleware_timers_thread_made_batch(rclpy_context):
+    """Fast DDS's timed-events threads of the process (dds.ev.N) become SCHED_BATCH."""
+    def named():
+        found = []
+        for tid in os.listdir('/proc/self/task'):
+            try:
+                with open(f'/proc/self/task/{tid}/comm') as f:
+                    if f.read().startswith('dds.ev.'):
+                        found.append(int(tid))
+            except OSError:
+                continue
+        return found
+    node = rclpy.create_node('timers_probe', context=rclpy_context)  # the participant
+    try:
+        threads = named()
+        if rclpy.get_rmw_implementation_identifier() == 'rmw_fastrtps_cpp':
+            assert threads, 'a Fast DDS participant without its dds.ev thread'
+        assert batch_middleware_timers() == len(threads)
+        assert all(os.sched_getscheduler(tid) == os.SCHED_BATCH for tid in named())
+        assert batch_middleware_timers(prefix='no such thread') == 0
+    finally:
+        node.destroy_node()
 
 
 @pytest.mark.parametrize('thread', [False, True], ids=['executor', 'thread'])
@@ -677,6 +704,7 @@ def test_serialized_templates_deserialize_to_the_messages_they_stand_for():
     topics = ('gravity', 'coriolis', 'inertia', 'feedforward', 'command', 'prediction',
               'external', 'contact', 'wrench', 'state')
     outputs.publishers = {k: Publisher() for k in topics}
+    outputs._write = {k: p.publish for k, p in outputs.publishers.items()}  # (the raw writes)
     outputs.listening = dict.fromkeys(outputs.publishers, True)
     outputs.prepare(names, [2, 0, 1], 0.01, 'c')
     outputs.set_thresholds([1.0, 1.5, 2.0])

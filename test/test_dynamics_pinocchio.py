@@ -83,6 +83,37 @@ def test_gravity_along_an_arbitrary_direction_1e_9():
     compare_with_pinocchio(model, to_pinocchio(model), 'gravity')
 
 
+def test_axis_aligned_joints_and_their_general_neighbours_1e_9():
+    """
+    Revolute axes along +-x, +-y, +-z (the kernels' specialized rotation) beside arbitrary ones.
+
+    The packed codes are checked first (so that both the specialized and the general rotation
+    run), then every quantity and each link's Jacobian against Pinocchio's unaligned joints.
+    """
+    from denoc_ros.dynamics._packed import ALIGNED, packed
+    axes = np.array([[1.0, 0, 0], [0, -1.0, 0], [0, 0, 1.0], [-1.0, 0, 0], [0, 1.0, 0],
+                     [0, 0, -1.0], [0.36, -0.48, 0.8], [0, 0.6, 0.8]])
+    base = make_model('branched8', seed=3)
+    model = dr.load_urdf(to_urdf(base.replace(
+        axis=axes, joint_type=np.array([dr.REVOLUTE] * 7 + [dr.PRISMATIC]))))  # with frames
+    codes = [packed(model).ints[model.joint_names.index(f'joint{i}'), ALIGNED]
+             for i in range(8)]
+    assert codes == [1, -2, 3, -1, 2, -3, 0, 0], codes
+    pmodel = to_pinocchio(model)
+    compare_with_pinocchio(model, pmodel, 'aligned')
+    data = pmodel.createData()
+    mp = PinocchioMap(pmodel, model.joint_names)
+    rng = rng_for('aligned jacobians')
+    for _ in range(3):
+        q = random_state(rng, model.dof, scale=np.pi)
+        pin.computeJointJacobians(pmodel, data, mp.q(q))
+        for i, link in enumerate(model.link_names):
+            expected = pin.getJointJacobian(pmodel, data, mp.joint_ids[i],
+                                            pin.LOCAL_WORLD_ALIGNED)
+            J = dr.jacobian(model, q, link)
+            assert_close(J, np.asarray(expected)[:, mp.idx_v], TOL, f'Jacobian of {link}')
+
+
 @pytest.mark.parametrize('case', list(MODEL_CASES))
 def test_random_trees_through_urdf_both_parsers_1e_9(case):
     model = make_model(case, seed=7)

@@ -157,7 +157,8 @@ def test_single_state_calls_reach_the_compiled_entry_point(model):
     dr.inverse_dynamics(model, *[np.zeros(model.dof)] * 3, np.zeros((model.dof, 6)))
     dr.predict(model, *[np.zeros(model.dof)] * 3, 0.01)
     dr.regressor(model, *[np.zeros(model.dof)] * 3)
-    holders = {'denoc_ros.dynamics.rnea': ('_newton_euler_one', '_gravity_torques_one'),
+    holders = {'denoc_ros.dynamics.rnea': ('_newton_euler_one', '_inverse_dynamics_one',
+                                           '_gravity_torques_one'),
                'denoc_ros.dynamics.crba': ('_mass_matrix_one',),
                'denoc_ros.dynamics.aba': ('_forward_dynamics_one',),
                'denoc_ros.dynamics.coriolis': ('_coriolis_matrix_one',),
@@ -263,7 +264,9 @@ def test_the_public_functions_keep_their_signature_and_docstring():
 
 # Every single-state fast path: (module, the kernel entry it calls, a call of the public function).
 FAST_PATHS = [
-    ('rnea', '_newton_euler_one', lambda m, x: dr.inverse_dynamics(m, x, x, x)),
+    ('rnea', '_inverse_dynamics_one', lambda m, x: dr.inverse_dynamics(m, x, x, x)),
+    ('rnea', '_newton_euler_one',
+     lambda m, x: dr.inverse_dynamics(m, x, x, x, np.zeros((m.nbodies, 6)))),
     ('rnea', '_newton_euler_one', lambda m, x: dr.coriolis_torques(m, x, x)),
     ('rnea', '_gravity_torques_one', lambda m, x: dr.gravity_torques(m, x)),
     ('crba', '_mass_matrix_one', lambda m, x: dr.mass_matrix(m, x)),

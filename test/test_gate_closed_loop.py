@@ -302,7 +302,10 @@ def test_gate_on_mujoco(arm):
     assert ours.max() <= 1.0
     assert theirs.max() > 1.0
     assert retimed and abs(float(retimed[0]) / reference - 1.0) <= 0.01
-    final = log['q'][np.searchsorted(t, leg1.window[1])]
+    # At the trajectory's end (its first feedback + the retimed duration): the last feedback
+    # this test took may be older when its executor lagged behind the result
+    end = max(leg1.window[1], leg1.window[0] + float(retimed[0]))
+    final = log['q'][min(np.searchsorted(t, end), t.size - 1)]
     assert np.abs(final - WAYPOINTS[-1]).max() <= 0.02   # ct_controller's goal_tolerance
     assert leg3.tracking_error >= 5.0 * leg1.tracking_error
     assert r4.status == GoalStatus.STATUS_ABORTED

@@ -255,6 +255,57 @@ def test_cone_restricted_least_squares_against_slsqp():
     print(f'worst gap to SLSQP {worst:.2e}')
 
 
+def test_point_score_is_the_gaussian_marginal_likelihood():
+    """
+    A point's score r2 + ld is minus twice the log evidence: the force integrated out.
+
+    With F ~ N(0, I / lam) and whitened torques t = A F + e, e ~ N(0, I), the torques' marginal
+    is N(0, S), S = I + A A^T / lam (n x n): -2 log p(t) = t.S^-1.t + log det S + n log 2 pi.
+    Where the best force lies inside the cone, score_points' r2 + ld (3 x 3 blocks, Laplace about
+    the best force) must equal it up to the constant 3 log lam - n log 2 pi, to 1e-9; elsewhere
+    ld is log det(A^T A + lam I) and r2 at least the unconstrained minimum.
+    """
+    rng = np.random.default_rng(7)
+    n, links, m = 7, 3, 60
+    lam = 1.0 / loc.FORCE_SCALE ** 2
+    Js = rng.normal(size=(links, 6, n)) * 4.0
+    Js[0, :, 3:] = 0.0                          # a link near the base: three joints move it
+    Rs = np.array([np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in range(links)])
+    t = rng.normal(size=n) * 5.0
+    blocks = np.empty((links, 33))
+    loc.link_blocks(Js, t, blocks)
+    points = rng.normal(size=(m, 3)) * 0.1
+    normals = rng.normal(size=(m, 3))
+    normals /= np.linalg.norm(normals, axis=1)[:, None]
+    owner = rng.integers(0, links, m).astype(np.int64)
+    for k in range(0, m, 2):   # every other normal against the free best force: inside the cone
+        J, R = Js[owner[k]], Rs[owner[k]]
+        A = (J[:3] - np.cross(R @ points[k], J[3:].T).T).T
+        F = np.linalg.solve(A.T @ A + lam * np.eye(3), A.T @ t)
+        normals[k] = -R.T @ F / np.linalg.norm(F)
+    index = np.arange(m, dtype=np.int64)
+    r2, ld, force = np.empty(m), np.empty(m), np.empty((m, 3))
+    loc.score_points(points, normals, owner, index, Rs, blocks, float(t @ t), 0.6, lam,
+                     *loc._ANGLES, loc.POLISH, m, np.inf, r2, ld, force)
+    inside = 0
+    for k in range(m):
+        J, d = Js[owner[k]], Rs[owner[k]] @ points[k]
+        A = (J[:3] - np.cross(d, J[3:].T).T).T                    # n x 3: t = A F
+        H = A.T @ A + lam * np.eye(3)
+        assert ld[k] == pytest.approx(np.linalg.slogdet(H)[1], rel=1e-12, abs=1e-12)
+        F = np.linalg.solve(H, A.T @ t)
+        r_free = float(np.sum((t - A @ F) ** 2) + lam * F @ F)
+        assert r2[k] >= r_free - 1e-9 * max(1.0, r_free)
+        nb = Rs[owner[k]] @ normals[k]
+        fn = -F @ nb
+        if fn > 0.0 and np.linalg.norm(F + fn * nb) < 0.6 * fn:
+            inside += 1
+            S = np.eye(n) + A @ A.T / lam
+            marginal = float(t @ np.linalg.solve(S, t)) + np.linalg.slogdet(S)[1]
+            assert r2[k] + ld[k] == pytest.approx(marginal + 3.0 * math.log(lam), rel=1e-9)
+    assert inside >= m // 2, inside
+
+
 @pytest.mark.parametrize('relpath', [PANDA, 'ur_description/urdf/ur5_robot.urdf',
                                      'talos_data/robots/talos_left_arm.urdf'])
 def test_frames_state_equals_the_single_frame_functions(relpath):

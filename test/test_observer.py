@@ -121,6 +121,22 @@ def test_hysteresis_and_reset():
         ContactDetector([0.0])
 
 
+def test_observe_is_update_and_ratio():
+    """observe(r) gives update(r)'s flags and ratio(r) exactly, hysteresis crossings included."""
+    rng = np.random.default_rng(7)
+    thresholds = np.array([1.0, 2.0, 0.5])
+    one, two = ContactDetector(thresholds, 0.25), ContactDetector(thresholds, 0.25)
+    expected = np.zeros(3, dtype=bool)  # the rule, written here: set above, kept above 0.75
+    for _ in range(400):
+        r = rng.uniform(-2.5, 2.5, 3) * rng.uniform(0.0, 1.0)
+        expected = np.where(expected, np.abs(r) >= 0.75 * thresholds, np.abs(r) > thresholds)
+        flags, ratio = one.observe(r)
+        ratio_two = two.ratio(r)
+        assert flags.tolist() == two.update(r).tolist() == expected.tolist()
+        assert ratio == ratio_two == float(np.max(np.abs(r) / thresholds))
+    assert one.joint_in_contact.tolist() == two.joint_in_contact.tolist()
+
+
 def test_gaps_and_backward_stamps_reinitialise():
     """A gap or a stamp going backwards restarts the observer at r = 0, with the reason."""
     model = pendulum()

@@ -110,8 +110,15 @@ def test_push_detected_and_estimated(processes, tmp_path, rclpy_context):  # noq
         while sim.poll() is None and time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
         assert sim.poll() == 0, processes.output(sim)
-        for _ in range(50):
-            executor.spin_once(timeout_sec=0.01)
+        # spin_once runs one callback: a test process that lagged behind the simulation holds
+        # the rest in its subscriptions' queues (depth 2000). Take them all: until nothing new
+        # has arrived for half a second.
+        end, quiet_since, count = time.monotonic() + 60, time.monotonic(), -1
+        while time.monotonic() < end and time.monotonic() - quiet_since < 0.5:
+            executor.spin_once(timeout_sec=0.05)
+            now = sum(len(v) for v in got.values())
+            if now != count:
+                count, quiet_since = now, time.monotonic()
     finally:
         executor.shutdown()
         node.destroy_node()
@@ -128,7 +135,9 @@ def test_push_detected_and_estimated(processes, tmp_path, rclpy_context):  # noq
     assert t_on <= DURATION - 7.5 / GAIN, 'the push came too late for the comparisons below'
     external = {round(stamp(m), 6): np.array(m.effort) for m in got['external']}
     times = np.array(sorted(external))
-    assert times.size > 0.9 * t.size, f'{times.size} external torque messages for {t.size}'
+    # (the node's outputs keep the last 10: a test process starved by a loaded machine loses
+    # some; what is compared below needs them only in its windows, checked there)
+    assert times.size > 0.5 * t.size, f'{times.size} external torque messages for {t.size}'
     before = np.array([external[k] for k in times if 0.05 < k < t_on - 1e-9])
     quiet = float(np.abs(before).max())
     print(f'before the push: max |tau_ext| {quiet:.2e} N m')
@@ -137,6 +146,7 @@ def test_push_detected_and_estimated(processes, tmp_path, rclpy_context):  # noq
     # 5 to 7.5 time constants after the push: tau_ext against MuJoCo's J^T F
     index = {round(float(x), 6): k for k, x in enumerate(t)}
     window = [k for k in times if t_on + 5.0 / GAIN <= k <= t_on + 7.5 / GAIN and k in index]
+    assert len(window) >= 10, f'{len(window)} external torque messages 5-7.5 time constants in'
     errors = [np.abs(external[k] - applied[index[k]]).max() / np.abs(applied[index[k]]).max()
               for k in window]
     worst = max(errors)

@@ -27,6 +27,7 @@ its momentum rate |p| / dt, which its difference quotient amplifies).
 """
 
 import threading
+import zlib
 
 from conftest import bundled_urdfs
 import denoc_ros as dr
@@ -38,6 +39,7 @@ import numpy as np
 import pytest
 
 RTOL = 1e-12
+DIVERGED = 1e150  # a prediction beyond this is an overflowing integration, not a state
 WORST = {}
 
 
@@ -124,7 +126,15 @@ def check_processor(model, rng, friction, reference, payload):
             expected = None if not all(np.all(np.isfinite(x)) for x in expected) else expected
         except dr.InputError:
             expected = None
-        if expected is None:  # the pass says so and gives neither
+        if expected is not None and max(np.max(np.abs(x)) for x in expected) > DIVERGED:
+            # An integration that diverges (a 1e-8 kg m^2 eyelid at 5e6 rad/s^2 reaches 1e302
+            # in two substeps): the same operations in another order overflow a step earlier
+            # or later, so the pass may refuse it or give it; whatever it gives is finite.
+            if out.prediction is None:
+                assert any(p.startswith('no prediction') for p in out.problems), out.problems
+            else:
+                assert all(np.all(np.isfinite(x)) for x in out.prediction)
+        elif expected is None:  # the pass says so and gives neither
             assert any(p.startswith('no prediction') for p in out.problems), out.problems
             assert out.accelerations is None and out.prediction is None
         else:
@@ -146,7 +156,7 @@ def check_processor(model, rng, friction, reference, payload):
 def test_every_output_equals_the_separate_functions(name, path):
     """Observer, friction, payload and the reference modes on and off, on every robot."""
     model = load(path)
-    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))  # (hash() differs per process)
     cases = [(False, None, False), (True, 'desired', True), (True, 'measured', False),
              (False, 'measured', True)]
     for friction, reference, payload in cases:

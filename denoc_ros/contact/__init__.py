@@ -18,7 +18,8 @@ from .geometry import CollisionGeometry, LinkSurface, load_collision_geometry, S
 from .locate import (AMBIGUOUS, ContactLocation, locate_contact, LOCATED, NO_CONTACT,
                      UNEXPLAINED)
 from .noise import TorqueNoise
+from .track import ContactTracker
 
-__all__ = ['AMBIGUOUS', 'CollisionGeometry', 'ContactLocation', 'LinkSurface',
+__all__ = ['AMBIGUOUS', 'CollisionGeometry', 'ContactLocation', 'ContactTracker', 'LinkSurface',
            'load_collision_geometry', 'locate_contact', 'LOCATED', 'NO_CONTACT', 'Shape',
            'TorqueNoise', 'UNEXPLAINED']

@@ -29,15 +29,28 @@ normal (a push goes into the surface, within ``|F_t| <= mu F_n``):
 
     residual^2(r) = min_F in cone  |tau_ext - J_r^T F|^2 + lambda |F|^2
 
-(``lambda`` a small Tikhonov weight that keeps forces finite where the torques cannot see a
-direction). The point with the smallest residual is the contact; every point whose residual is
-within the noise band of the best is a *candidate*. Where the joints carrying the link resolve
-the contact (on a 7-joint arm, the distal links: the line of action of the wrench meets the
-surface in points of which the cone keeps the entry point), the candidates sit within a few
-millimetres and the answer is ``'located'``; where they cannot (links near the base: fewer
-equations than the five unknowns of a point on a surface and a force), the candidates spread over
-the link and the answer is ``'ambiguous'`` with their set and covariance, never one confident
-point.
+(``lambda = 1 / FORCE_SCALE^2``, the precision of the prior ``F ~ N(0, FORCE_SCALE^2 I)``),
+with each joint's torque and Jacobian row divided by its error's standard deviation
+(``noise``, and ``relative_noise`` times that joint's ``|tau_ext|`` for model error), so that
+the residual is a chi-square. A point is judged by its *evidence*, the likelihood of the torques
+with the force integrated out (Laplace's approximation about the best force):
+
+    -2 log p(tau_ext | r) = residual^2(r) + log det(J_r J_r^T + lambda I) + const.
+
+The determinant is the price of a point where the torques pin the force down: a distal link
+that fits a proximal contact's torques (its own joints' zeros too) must tune its force to do
+so, and pays for it. The candidates are the points within the noise band of the best evidence,
+and those within the band on their fit alone (the residual plus Akaike's twice what a contact on
+the link fits: min(5, joints moving it)); their weights are evidence times the surface area
+each stands for (a uniform prior over the surface); the link is the one with the most weight.
+Where the joints carrying the link resolve the contact (on a 7-joint arm, the distal links: the
+line of action of the wrench meets the surface in points of which the cone keeps the entry
+point), the candidates sit within a few millimetres and the answer is ``'located'``: at least
+``BODY_SHARE`` of the weight on one body, no other body's point within the band on its fit
+alone, and the candidates' spread within ``resolution`` weighed either way. Where they cannot
+(links near the base: fewer equations than the five unknowns of a point on a surface and a
+force), the candidates spread over the link and the answer is ``'ambiguous'`` with their set
+and covariance, never one confident point.
 
 The search is coarse-to-fine: the links whose best wrench (6 free components, a lower bound on
 any point's residual) cannot come within the band are skipped, then one representative point of
@@ -52,7 +65,7 @@ from typing import Tuple
 import numpy as np
 
 from ..dynamics import jacobian
-from ..dynamics._compile import jit, OK
+from ..dynamics._compile import BAD_INPUT, jit, OK
 from ..dynamics._packed import packed
 from ..dynamics.jacobian import frames_state
 from ..errors import InputError
@@ -91,8 +104,9 @@ REFINE_ITERATIONS = 6
 MAX_REFINED_CLUSTERS = 48
 #: Candidates returned at most, one per cluster (the covariance uses every point).
 MAX_CANDIDATES = 512
-#: Largest plausible contact force [N]: sets the Tikhonov weight with the noise.
-MAX_FORCE = 500.0
+#: Scale [N] of a contact force, per axis: the prior F ~ N(0, FORCE_SCALE^2 I) of the evidence
+#: (the force fit's Tikhonov weight, and the volume term of :func:`_log_det`).
+FORCE_SCALE = 50.0
 
 
 def _zeros3():
@@ -130,7 +144,13 @@ class ContactLocation:
     @property
     def spread(self) -> float:
         """Return the standard deviation [m] along the covariance's widest axis."""
-        return float(math.sqrt(max(np.linalg.eigvalsh(self.covariance)[-1], 0.0)))
+        return float(_widest(np.ascontiguousarray(self.covariance, dtype=np.float64)))
+
+
+@jit
+def _widest(covariance):
+    """Return the standard deviation along a 3x3 covariance's widest axis."""
+    return math.sqrt(max(np.linalg.eigvalsh(covariance)[2], 0.0))
 
 
 @jit
@@ -240,6 +260,15 @@ def _unconstrained(H, g, n, mu, F):
 
 
 @jit
+def _log_det(H):
+    """Return log det H of a symmetric positive definite 3x3 H."""
+    det = (H[0, 0] * (H[1, 1] * H[2, 2] - H[1, 2] * H[1, 2])
+           - H[0, 1] * (H[0, 1] * H[2, 2] - H[1, 2] * H[0, 2])
+           + H[0, 2] * (H[0, 1] * H[1, 2] - H[1, 1] * H[0, 2]))
+    return math.log(det)
+
+
+@jit
 def _ray_cost(H, g, n, e1, e2, c, s):
     """Return (-(g.u)^2 / u.H.u or 0, g.u / u.H.u, u) for the cone ray u = -n + c e1 + s e2."""
     u0 = -n[0] + c * e1[0] + s * e2[0]
@@ -327,16 +356,17 @@ def _cone_boundary(H, g, n, mu, cosines, sines, polish, F):
 
 @jit
 def score_points(points, normals, owner, index, Rs, blocks, tt, mu, lam, cosines, sines,
-                 polish, keep, band2, r2, force):
+                 polish, keep, band2, r2, ld, force):
     """
     Score the surface points ``index`` (link frames; ``owner``: their link's row of Rs, blocks).
 
-    ``tt = tau.tau``. Writes ``r2[k] = min_F in cone |tau - J_r^T F|^2 + lam |F|^2`` and that F
-    (base axes) for
-    every point that can matter: the ``keep`` best and all within ``band2`` of the best. The
-    unconstrained minimum is a lower bound of the cone-restricted one, so the points are visited
-    in the order of that bound and the cone is solved only until the bound passes the cut; a
-    point past it keeps its bound in ``r2`` (then larger than the cut). Returns the cut.
+    ``tt = tau.tau``. Writes ``r2[k] = min_F in cone |tau - J_r^T F|^2 + lam |F|^2``, that F
+    (base axes) and ``ld[k] = log det (J_r J_r^T + lam I)`` for every point that can matter by
+    its score ``r2 + ld`` (minus twice the log evidence, :func:`locate_contact`): the ``keep``
+    best and all within ``band2`` of the best. The unconstrained minimum is a lower bound of the
+    cone-restricted one, so the points are visited in the order of that bound and the cone is
+    solved only until the bound passes the cut; a point past it keeps its bound in ``r2`` (its
+    score then larger than the cut). Returns the cut.
     """
     m = index.shape[0]
     H = np.empty((3, 3))
@@ -348,7 +378,8 @@ def score_points(points, normals, owner, index, Rs, blocks, tt, mu, lam, cosines
         L = owner[i]
         _point_system(points[i], normals[i], Rs[L], blocks[L], lam, H, g, nb)
         cost, inside = _unconstrained(H, g, nb, mu, F)
-        bound[k] = tt + cost
+        ld[k] = _log_det(H)
+        bound[k] = tt + cost + ld[k]
         force[k, 0], force[k, 1], force[k, 2] = F[0], F[1], F[2]
         done[k] = inside
     order = np.argsort(bound)
@@ -358,10 +389,10 @@ def score_points(points, normals, owner, index, Rs, blocks, tt, mu, lam, cosines
         k = order[j]
         if bound[k] > cut:
             for jj in range(j, m):
-                r2[order[jj]] = bound[order[jj]]
+                r2[order[jj]] = bound[order[jj]] - ld[order[jj]]
             break
         if done[k]:
-            v = bound[k]
+            v = bound[k] - ld[k]
         else:
             i = index[k]
             L = owner[i]
@@ -369,6 +400,7 @@ def score_points(points, normals, owner, index, Rs, blocks, tt, mu, lam, cosines
             v = tt + _cone_boundary(H, g, nb, mu, cosines, sines, polish, F)
             force[k, 0], force[k, 1], force[k, 2] = F[0], F[1], F[2]
         r2[k] = v
+        v += ld[k]
         if v < best_k[keep - 1]:
             a = keep - 1
             while a > 0 and best_k[a - 1] > v:
@@ -377,6 +409,17 @@ def score_points(points, normals, owner, index, Rs, blocks, tt, mu, lam, cosines
             best_k[a] = v
             cut = max(best_k[keep - 1], best_k[0] + band2)
     return cut
+
+
+@jit
+def log_dets(points, normals, owner, index, Rs, blocks, lam, ld):
+    """Write ``ld[index] = log det (J_r J_r^T + lam I)`` of the points ``index``."""
+    H = np.empty((3, 3))
+    g, nb = np.empty(3), np.empty(3)
+    for k in index:
+        L = owner[k]
+        _point_system(points[k], normals[k], Rs[L], blocks[L], lam, H, g, nb)
+        ld[k] = _log_det(H)
 
 
 class _Surfaces:
@@ -407,6 +450,10 @@ class _Surfaces:
         self.start = np.asarray(start, dtype=np.int64)
         first = np.minimum(self.start[:-1], len(self.area) - 1)
         self.coarse_area = np.diff(self.start) * self.area[first]
+        # the cluster of each fine point; the neighbours of each cluster (tracking)
+        self.point_cluster = np.repeat(np.arange(len(self.start) - 1), np.diff(self.start))
+        self.link_clusters = np.searchsorted(self.coarse_owner, np.arange(len(self.names) + 1))
+        self.frames = None   # (packed model, what _link_frames made of it)
         self._geometry = geometry
         self._solids = None
 
@@ -567,156 +614,488 @@ def _ranges(start, clusters):
     return (np.arange(sizes.sum()) + offsets).astype(np.int64)
 
 
-def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noise=0.3,
-                   relative_noise=0.02, threshold=None, resolution=0.02):
-    """
-    Return the :class:`ContactLocation` of one contact force that explains ``tau_ext`` best.
+class _Problem:
+    """One call's prepared inputs: whitened torques, every link's pose, Jacobian and blocks."""
 
-    ``geometry``: :func:`denoc_ros.load_collision_geometry` of the same robot (links the model
-    does not have, or that are fixed to the base, are skipped). ``tau_ext`` (n,): the external
-    joint torques (e.g. a :class:`denoc_ros.MomentumObserver`'s estimate), with
-    ``M qdd + C qd + g = tau + tau_ext``. ``noise`` [N m], one or per joint: the standard
-    deviation of each joint's torque error (the node measures it while nothing touches the
-    arm); with ``relative_noise`` (a fraction of ``|tau_ext|``, for model error) it weighs the
-    joints, so that a squared residual is a chi-square with n degrees of freedom: the band of
-    equally good candidates is ``BAND`` sigmas, and a best residual beyond what n joints of noise
-    leave means no single contact. ``threshold`` (N m, one or per joint; default 3 ``noise``):
-    below it on every joint there is no contact. ``resolution`` [m]: the largest spread of the
-    candidates (standard deviation along their widest axis, all on one body) still called
-    ``'located'``.
-    """
-    if model.floating:
-        raise InputError('contact localization needs a fixed-base model '
-                         f'({model.name!r} has a free-flyer root)')
-    n = model.nv
-    qv = _as_vector('q', q, model.nq)
-    tau = _as_vector('tau_ext', tau_ext, n)
+    __slots__ = ('model', 'geometry', 'surf', 'qv', 'tau', 'tau_norm', 'scale', 'tau_w', 'n',
+                 'band2', 'lam', 'mu', 'resolution', 'movable', 'bodies', 'posed', 'Rs', 'os',
+                 'Js', 'blocks', 'tt', 'link_fits', 'seen')
+
+
+def _check_options(friction_coefficient, relative_noise, resolution):
+    """Raise InputError unless each option is a finite number >= 0."""
     for name, value in (('friction_coefficient', friction_coefficient),
                         ('relative_noise', relative_noise), ('resolution', resolution)):
         if not (isinstance(value, (int, float, np.floating, np.integer))
                 and math.isfinite(value) and value >= 0.0):
             raise InputError(f'{name} must be a finite number >= 0, got {value!r}')
-    sigma = _per_joint('noise', noise, n)
-    if np.any(sigma <= 0.0):
-        raise InputError(f'noise must be > 0 on every joint, got {noise!r}')
-    thr = 3.0 * sigma if threshold is None else _per_joint('threshold', threshold, n)
-    if not np.any(np.abs(tau) > thr):
-        return ContactLocation(NO_CONTACT, message='no joint torque above the contact threshold')
-    tau_norm = float(np.linalg.norm(tau))
-    # Whitening: each joint's torque and Jacobian column divided by its error's standard
-    # deviation, so that a squared residual is a chi-square with n degrees of freedom.
-    scale = 1.0 / np.sqrt(sigma ** 2 + (float(relative_noise) * tau_norm) ** 2)
-    tau_w = tau * scale
-    band2 = BAND * BAND
-    lam = 1.0 / MAX_FORCE ** 2
-    mu = float(friction_coefficient)
 
-    # The links' poses and Jacobians, from one forward kinematics.
+
+def _link_frames(surf, model):
+    """
+    Return (movable, bodies, data, fixed, posed, seen) of the surfaces' links on ``model``.
+
+    Made once per model. ``movable``: the link is on a moving body; ``bodies``/``data``: its
+    body and packed frame (for :func:`frames_state`); ``fixed``: the indices, rotations and
+    origins of the links fixed to the base; ``posed``: the links whose pose is known (moving or
+    fixed); ``seen``: the moving bodies with a surface.
+    """
+    pk = packed(model)
+    cached = surf.frames
+    if cached is not None and cached[0] is pk:
+        return cached[1]
+    frames = [pk.frames.get(name) for name in surf.names]
+    movable = np.array([f is not None and f[0] >= 0 for f in frames], dtype=bool)
+    bodies = np.array([f[0] if ok else 0 for f, ok in zip(frames, movable)], dtype=np.int64)
+    data = np.array([f[1] if ok else np.zeros(12) for f, ok in zip(frames, movable)])
+    fixed = [i for i, f in enumerate(frames) if f is not None and f[0] < 0]
+    posed = movable.copy()
+    posed[fixed] = True
+    fixed = (np.array(fixed, dtype=np.int64),
+             np.array([frames[i][1][:9].reshape(3, 3) for i in fixed]).reshape(-1, 3, 3),
+             np.array([frames[i][1][9:12] for i in fixed]).reshape(-1, 3))
+    value = (movable, bodies, data.reshape(len(frames), 12), fixed, posed,
+             set(bodies[movable].tolist()))
+    surf.frames = (pk, value)
+    return value
+
+
+_NOTHING = -1   # prepare_state: no joint torque above its threshold
+
+
+@jit
+def prepare_state(ints, reals, q, tau, sigma, thr, relative, bodies, data, fixed, fixed_R,
+                  fixed_o, Rs, os, Js, scale, tau_w, blocks, link_fits):
+    """
+    Whiten the torques and write every link's pose, whitened Jacobian and blocks at ``q``.
+
+    Returns ``(status, tau_w . tau_w, |tau|)``: ``_NOTHING`` when no joint's ``|tau|``
+    exceeds its threshold, ``BAD_INPUT`` for a non-finite ``q`` or ``tau``, a noise that is not
+    positive or a threshold that is negative (the caller names which), a kinematics status
+    otherwise. ``scale`` = 1 / sqrt(sigma^2 + (relative |tau|)^2) per joint; the links
+    ``fixed`` to the base take the poses ``fixed_R``, ``fixed_o``; ``link_fits``: twice the
+    number of joints moving each link, at most 5 (Akaike's price of what a contact on it fits).
+    """
+    n = tau.shape[0]
+    for j in range(q.shape[0]):
+        if not math.isfinite(q[j]):
+            return BAD_INPUT, 0.0, 0.0
+    above = False
+    tt = t2 = 0.0
+    for j in range(n):
+        if not (math.isfinite(tau[j]) and math.isfinite(sigma[j]) and sigma[j] > 0.0
+                and math.isfinite(thr[j]) and thr[j] >= 0.0):
+            return BAD_INPUT, 0.0, 0.0
+        above = above or abs(tau[j]) > thr[j]
+        scale[j] = 1.0 / math.sqrt(sigma[j] * sigma[j] + (relative * tau[j]) ** 2)
+        tau_w[j] = tau[j] * scale[j]
+        tt += tau_w[j] * tau_w[j]
+        t2 += tau[j] * tau[j]
+    if not above:
+        return _NOTHING, tt, math.sqrt(t2)
+    status = frames_state(ints, reals, q, bodies, data, Rs, os, Js)
+    if status != OK:
+        return status, tt, math.sqrt(t2)
+    for i in range(fixed.shape[0]):   # links fixed to the base: their frame is their pose
+        Rs[fixed[i]] = fixed_R[i]
+        os[fixed[i]] = fixed_o[i]
+    for L in range(Js.shape[0]):
+        moving = 0
+        for j in range(n):
+            total = 0.0
+            for r in range(6):
+                Js[L, r, j] *= scale[j]
+                total += abs(Js[L, r, j])
+            if total > 0.0:
+                moving += 1
+        link_fits[L] = 2.0 * min(moving, 5)
+    link_blocks(Js, tau_w, blocks)
+    return OK, tt, math.sqrt(t2)
+
+
+def _vector(name, value, n, check):
+    """Return ``value`` if a float (n,) array (checked in :func:`prepare_state`), else checked."""
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (n,):
+        return value
+    return check(name, value, n)
+
+
+def _problem(model, geometry, q, tau_ext, friction_coefficient, noise, relative_noise,
+             threshold, resolution, checked=False):
+    """
+    Return the :class:`_Problem` of one call, or the :class:`ContactLocation` answering it.
+
+    ``checked``: the options were checked already (a :class:`denoc_ros.ContactTracker`'s).
+    """
+    if model.floating:
+        raise InputError('contact localization needs a fixed-base model '
+                         f'({model.name!r} has a free-flyer root)')
+    n = model.nv
+    qv = _vector('q', q, model.nq, _as_vector)
+    tau = _vector('tau_ext', tau_ext, n, _as_vector)
+    if not checked:
+        _check_options(friction_coefficient, relative_noise, resolution)
+    sigma = _vector('noise', noise, n, _per_joint)
+    thr = 3.0 * sigma if threshold is None else _vector('threshold', threshold, n, _per_joint)
     if not geometry.surfaces:
+        _checked_inputs(model, q, tau_ext, noise, threshold)
+        if not np.any(np.abs(tau) > thr):
+            return ContactLocation(NO_CONTACT, message='no joint torque above the contact '
+                                   'threshold')
         return ContactLocation(UNEXPLAINED, message='the robot has no readable collision '
                                'geometry: nothing to locate the contact on')
     surf = _surfaces(geometry)
+    movable, bodies, data, fixed, posed, seen = _link_frames(surf, model)
+    L = len(surf.names)
+    p = _Problem()
+    p.Rs, p.os, p.Js = np.empty((L, 3, 3)), np.empty((L, 3)), np.empty((L, 6, n))
+    p.scale, p.tau_w = np.empty(n), np.empty(n)
+    p.blocks, p.link_fits = np.empty((L, 33)), np.empty(L)
     pk = packed(model)
-    frames = [pk.frames.get(name) for name in surf.names]
-    movable = np.array([f is not None and f[0] >= 0 for f in frames], dtype=bool)
+    # Whitening: each joint's torque and Jacobian column divided by its error's standard
+    # deviation, so that a squared residual is a chi-square with n degrees of freedom. The
+    # links' poses and Jacobians, from one forward kinematics.
+    status, p.tt, p.tau_norm = prepare_state(
+        pk.ints, pk.reals, qv, tau, sigma, thr, float(relative_noise), bodies, data, *fixed,
+        p.Rs, p.os, p.Js, p.scale, p.tau_w, p.blocks, p.link_fits)
+    if status == BAD_INPUT:
+        _checked_inputs(model, q, tau_ext, noise, threshold)
+    if status == _NOTHING:
+        return ContactLocation(NO_CONTACT, message='no joint torque above the contact threshold')
     if not np.any(movable):
         return ContactLocation(UNEXPLAINED, message='no moving link of the model has collision '
                                'geometry: nothing to locate the contact on')
-    L = len(surf.names)
-    bodies = np.array([f[0] if ok else 0 for f, ok in zip(frames, movable)], dtype=np.int64)
-    data = np.array([f[1] if ok else np.zeros(12) for f, ok in zip(frames, movable)])
-    Rs, os, Js = np.empty((L, 3, 3)), np.empty((L, 3)), np.empty((L, 6, n))
-    status = frames_state(pk.ints, pk.reals, qv, bodies, data, Rs, os, Js)
     if status != OK:
         raise InputError(f'q gives no finite kinematics: {qv!r}')
-    posed = movable.copy()
-    for i, f in enumerate(frames):  # links fixed to the base: their frame is their pose
-        if f is not None and f[0] < 0:
-            Rs[i] = f[1][:9].reshape(3, 3)
-            os[i] = f[1][9:12]
-            posed[i] = True
-    Js *= scale
-    blocks = np.empty((L, 33))
-    link_blocks(Js, tau_w, blocks)
-    # Which points are candidates is judged on the chi-square plus twice what a contact on the
-    # link fits of the torques (Akaike: min(5, joints moving it), a point on a surface and a
-    # force being five unknowns): a distal link fits a proximal contact's torques and some of
-    # their noise too, and would push the proximal truth out of the set. Their weights are the
-    # likelihoods themselves.
-    moving = np.count_nonzero(np.abs(Js).sum(axis=1) > 0.0, axis=1)
-    fits = 2.0 * np.minimum(moving, 5)
-    reach2 = band2 + float(fits[movable].max() - fits[movable].min())
-    tt = float(tau_w @ tau_w)
+    p.model, p.geometry, p.qv, p.tau, p.n, p.surf, p.seen = model, geometry, qv, tau, n, surf, seen
+    p.band2 = BAND * BAND
+    p.lam = 1.0 / FORCE_SCALE ** 2
+    p.mu = float(friction_coefficient)
+    p.resolution = resolution
+    p.movable, p.bodies, p.posed = movable, bodies, posed
+    # A point is judged by its evidence: the likelihood of the torques with the force
+    # integrated out under its prior N(0, FORCE_SCALE^2 I) (Laplace), minus twice its log being
+    # the score r2 + ld: the best fit's chi-square (with the prior's term) plus log det of the
+    # force's information J_r J_r^T + lam I (whitened). A distal link that fits a proximal
+    # contact's torques, its own joints' zeros included, pays for the force it must tune to
+    # do so (a larger determinant), and a point where the torques say little about the force
+    # is not preferred for its good fit alone. Each point is also judged on its fit alone, with
+    # Akaike's price of what a contact on its link fits (``link_fits``).
+    return p
 
-    # Coarse level: one point per cluster; the best clusters are refined whatever their coarse
-    # score (a coarse point up to half a cluster from the contact can score far worse than the
-    # contact itself); clusters past those that still come within the band stay as their coarse
-    # points (the answer is then ambiguous anyway).
+
+def _checked_inputs(model, q, tau_ext, noise, threshold):
+    """Raise the InputError naming what is wrong with the inputs, if anything is."""
+    n = model.nv
+    _as_vector('q', q, model.nq)
+    _as_vector('tau_ext', tau_ext, n)
+    sigma = _per_joint('noise', noise, n)
+    if np.any(sigma <= 0.0):
+        raise InputError(f'noise must be > 0 on every joint, got {noise!r}')
+    if threshold is not None:
+        _per_joint('threshold', threshold, n)
+
+
+class _Points:
+    """The scored points of one call: fine samples, then unrefined clusters' coarse points."""
+
+    __slots__ = ('fine', 'coarse', 'owner', 'cluster', 'p_link', 'n_link', 'area', 'r2', 'ld',
+                 'force', 'link_best')
+
+    def __init__(self, surf, fine, coarse):
+        """Take the fine-point indices ``fine`` and coarse clusters ``coarse`` of ``surf``."""
+        self.fine, self.coarse = fine, coarse
+        self.owner = np.concatenate((surf.owner[fine], surf.coarse_owner[coarse]))
+        self.cluster = np.concatenate((surf.point_cluster[fine], coarse))
+        self.p_link = np.concatenate((surf.points[fine], surf.coarse_points[coarse]))
+        self.n_link = np.concatenate((surf.normals[fine], surf.coarse_normals[coarse]))
+        self.area = np.concatenate((surf.area[fine], surf.coarse_area[coarse]))
+        self.link_best = None   # the full search's best cluster of each link (coarse level)
+
+    def score(self, p):
+        """Score every point at the problem ``p`` (the fine ones with a polished cone)."""
+        surf, m = p.surf, self.fine.shape[0]
+        total = m + self.coarse.shape[0]
+        self.r2, self.ld, self.force = np.empty(total), np.empty(total), np.empty((total, 3))
+        cos_, sin_ = _ANGLES
+        score_points(surf.points, surf.normals, surf.owner, self.fine, p.Rs, p.blocks, p.tt,
+                     p.mu, p.lam, cos_, sin_, POLISH, 1, p.band2, self.r2[:m], self.ld[:m],
+                     self.force[:m])
+        if total > m:
+            score_points(surf.coarse_points, surf.coarse_normals, surf.coarse_owner,
+                         self.coarse, p.Rs, p.blocks, p.tt, p.mu, p.lam, cos_, sin_, 0,
+                         MAX_REFINED_CLUSTERS, p.band2, self.r2[m:], self.ld[m:],
+                         self.force[m:])
+
+
+def _full_points(p):
+    """
+    Return the :class:`_Points` of the full search, scored: coarse level, then fine.
+
+    One point per cluster is scored; the best clusters are refined whatever their coarse score
+    (a coarse point up to half a cluster from the contact can score far worse than the contact
+    itself); clusters past those that still come within the band stay as their coarse points
+    (the answer is then ambiguous anyway).
+    """
+    surf, band2 = p.surf, p.band2
     cos_, sin_ = _ANGLES
-    c_idx = np.flatnonzero(movable[surf.coarse_owner]).astype(np.int64)
-    c_r2, c_force = np.empty(c_idx.shape[0]), np.empty((c_idx.shape[0], 3))
-    score_points(surf.coarse_points, surf.coarse_normals, surf.coarse_owner, c_idx, Rs, blocks,
-                 tt, mu, lam, cos_, sin_, 0, MAX_REFINED_CLUSTERS, reach2, c_r2, c_force)
-    order = np.argsort(c_r2, kind='stable')
-    refined = c_idx[order[:MAX_REFINED_CLUSTERS]]
-    f_idx = _ranges(surf.start, refined)
-    f_r2, f_force = np.empty(f_idx.shape[0]), np.empty((f_idx.shape[0], 3))
-    score_points(surf.points, surf.normals, surf.owner, f_idx, Rs, blocks, tt, mu, lam,
-                 cos_, sin_, POLISH, 1, reach2, f_r2, f_force)
-    best = min(float(f_r2.min()), float(c_r2.min()))
-    rest = order[MAX_REFINED_CLUSTERS:]
-    rest = rest[c_r2[rest] <= best + reach2]
-    r_idx = c_idx[rest]
+    c_idx = np.flatnonzero(p.movable[surf.coarse_owner]).astype(np.int64)
+    c_r2, c_ld = np.empty(c_idx.shape[0]), np.empty(c_idx.shape[0])
+    c_force = np.empty((c_idx.shape[0], 3))
+    score_points(surf.coarse_points, surf.coarse_normals, surf.coarse_owner, c_idx, p.Rs,
+                 p.blocks, p.tt, p.mu, p.lam, cos_, sin_, 0, MAX_REFINED_CLUSTERS, band2, c_r2,
+                 c_ld, c_force)
+    c_score = c_r2 + c_ld
+    c_fit = c_r2 + p.link_fits[surf.coarse_owner[c_idx]]
+    order = np.argsort(c_score, kind='stable')
+    pick = np.unique(np.concatenate((order[:MAX_REFINED_CLUSTERS],
+                                     np.argsort(c_fit, kind='stable')[:MAX_REFINED_CLUSTERS
+                                                                      // 4])))
+    f_idx = _ranges(surf.start, c_idx[pick])
+    points = _Points(surf, f_idx, np.zeros(0, dtype=np.int64))
+    points.score(p)
+    best = min(float((points.r2 + points.ld).min()), float(c_score.min()))
+    unpicked = np.ones(c_idx.shape[0], dtype=bool)
+    unpicked[pick] = False
+    rest = np.flatnonzero(unpicked & ((c_score <= best + band2)
+                                      | (c_fit <= c_fit.min() + band2)))
+    # each link's best cluster at the coarse level, by evidence and by fit (a tracker's
+    # sentinels on the links its points leave out)
+    owners = surf.coarse_owner[c_idx]
+    link_best = []
+    for score in (c_score, c_fit):
+        by_link = np.lexsort((score, owners))
+        link_best.append(c_idx[by_link[np.r_[True, owners[by_link][1:] != owners[by_link][:-1]]]])
+    if rest.shape[0] == 0:
+        points.link_best = np.unique(np.concatenate(link_best))
+        return points
+    full = _Points(surf, f_idx, c_idx[rest])
+    full.link_best = np.unique(np.concatenate(link_best))
+    full.r2 = np.concatenate((points.r2, c_r2[rest]))
+    full.ld = np.concatenate((points.ld, c_ld[rest]))
+    full.force = np.concatenate((points.force, c_force[rest]))
+    return full
 
-    # Every scored point: fine ones, and the unrefined clusters' coarse points.
-    owner = np.concatenate((surf.owner[f_idx], surf.coarse_owner[r_idx]))
-    cluster = np.concatenate((np.searchsorted(surf.start, f_idx, side='right') - 1, r_idx))
-    p_link = np.concatenate((surf.points[f_idx], surf.coarse_points[r_idx]))
-    n_link = np.concatenate((surf.normals[f_idx], surf.coarse_normals[r_idx]))
-    r2 = np.concatenate((f_r2, c_r2[rest]))
-    force = np.concatenate((f_force, c_force[rest]))
-    area = np.concatenate((surf.area[f_idx], surf.coarse_area[r_idx]))
-    # Points that nothing can push (covered by another link's solid where shapes overlap at a
-    # joint, or with the robot in the way of a pusher) are no candidates.
-    cells, origin, dims, offset, h = surf.solids()
-    near = np.flatnonzero(r2 <= r2.min() + reach2)
+
+@jit
+def _band(r2, ld, fits, band2, extra):
+    """Return the indices within ``band2 + extra`` of the best on evidence or on fit alone."""
+    s_min = f_min = np.inf
+    for k in range(r2.shape[0]):
+        s_min = min(s_min, r2[k] + ld[k])
+        f_min = min(f_min, r2[k] + fits[k])
+    out = np.empty(r2.shape[0], dtype=np.int64)
+    m = 0
+    for k in range(r2.shape[0]):
+        if r2[k] + ld[k] <= s_min + band2 + extra or r2[k] + fits[k] <= f_min + band2 + extra:
+            out[m] = k
+            m += 1
+    return out[:m]
+
+
+@jit
+def _heads(index, score, cluster, n_clusters):
+    """Return each cluster's best of the points ``index`` by ``score``, the best first."""
+    head = np.full(n_clusters, -1, dtype=np.int64)
+    for k in index:   # the first of equal scores, as a stable sort
+        c = cluster[k]
+        if head[c] < 0 or score[k] < score[head[c]]:
+            head[c] = k
+    heads = head[head >= 0]   # in cluster order
+    values = np.empty(heads.shape[0])
+    for i in range(heads.shape[0]):
+        values[i] = score[heads[i]]
+    return heads[np.argsort(values, kind='mergesort')]
+
+
+@jit
+def screen_and_refine(owner, cluster, p_link, n_link, r2, ld, force, fits, band2, n_clusters,
+                      Rs, os, posed, cells, origin, dims, offset, h, tau_w, Js, blocks, step, mu,
+                      lam):
+    """
+    Drop the points nothing can push, then refine the best off the sampling grid, in place.
+
+    Points nothing can push (covered by another link's solid where shapes overlap at a joint,
+    or with the robot in the way of a pusher, :func:`unreachable`) get ``r2 = inf``. The best
+    sample of each cluster within reach is refined off the grid (within one spacing, in its
+    tangent plane, :func:`refine_samples`): a sample half a spacing from the contact leaves a
+    moment error of |F| times that, which must decide neither between links nor between the
+    points where a line of action crosses the surface. The best REFINED_SAMPLES clusters by
+    evidence and by fit, and each link's best by either. Returns the points that took part (a
+    boolean mask): those screened and those refined; the candidates
+    (:func:`candidate_set`) join them in :func:`_judge`.
+    """
+    near = _band(r2, ld, fits, band2, 0.0)
     hidden = np.empty(near.shape[0], dtype=np.bool_)
-    unreachable(p_link, n_link, owner, near.astype(np.int64), Rs, os, posed, cells, origin,
-                dims, offset, h, APPROACH, hidden)
+    unreachable(p_link, n_link, owner, near, Rs, os, posed, cells, origin, dims, offset, h,
+                APPROACH, hidden)
     if not np.all(hidden):
-        r2[near[hidden]] = np.inf
-    # The best sample of each cluster within reach refined off the sampling grid (within one
-    # spacing, in its tangent plane): a sample half a spacing from the contact leaves a moment
-    # error of |F| times that, which must decide neither between links nor between the points
-    # where a line of action crosses the surface. The best REFINED_SAMPLES clusters, each link's
-    # best among them.
-    p_link = p_link.copy()
-    near = np.flatnonzero(r2 <= r2.min() + reach2 + REFINE_REACH)
-    near = near[np.lexsort((r2[near], cluster[near], owner[near]))]
-    key = owner[near] * (len(surf.start) + 1) + cluster[near]
-    heads = near[np.r_[True, key[1:] != key[:-1]]]
-    heads = heads[np.argsort(r2[heads], kind='stable')]
-    chosen = list(heads[:REFINED_SAMPLES])
-    for L_ in np.unique(owner[heads]):
-        first = heads[owner[heads] == L_][0]
-        if first not in chosen:
-            chosen.append(first)
-    refine_samples(tau_w, Rs, Js, owner, np.asarray(chosen, dtype=np.int64), p_link, n_link,
-                   force, r2, geometry.spacing, mu, lam)
-    r_min2 = float(r2.min())
+        for i in range(near.shape[0]):
+            if hidden[i]:
+                r2[near[i]] = np.inf
+    reach = _band(r2, ld, fits, band2, REFINE_REACH)
+    chosen = np.zeros(r2.shape[0], dtype=np.bool_)
+    for which in range(2):
+        score = r2 + ld if which == 0 else r2 + fits
+        heads = _heads(reach, score, cluster, n_clusters)
+        seen = np.zeros(Rs.shape[0], dtype=np.bool_)
+        for i in range(heads.shape[0]):
+            k = heads[i]
+            if i < REFINED_SAMPLES or not seen[owner[k]]:
+                chosen[k] = True
+            seen[owner[k]] = True
+    picked = np.flatnonzero(chosen)
+    refine_samples(tau_w, Rs, Js, owner, picked, p_link, n_link, force, r2, step, mu, lam)
+    log_dets(p_link, n_link, owner, picked, Rs, blocks, lam, ld)
+    chosen[near] = True
+    return chosen
+
+
+@jit
+def candidate_set(owner, cluster, r2, ld, fits, area, p_link, Rs, os, bodies, band2,
+                  n_clusters, keep_at_most, spacing):
+    """
+    Return the candidates of the scored points and what decides between located and ambiguous.
+
+    The candidates ``within`` are the points within the band of the best evidence or of the
+    best fit alone (``fair``); ``w`` their weights (evidence times area, summing to 1);
+    ``mass`` the weight per link; ``k`` the answer's point: on the body with the most weight,
+    the best evidence; ``cand`` the candidates in the base frame; ``cov`` their covariance under
+    ``w`` (plus ``spacing**2 / 12`` on the diagonal, a sample's own spread), ``spread`` its
+    widest standard deviation, ``spread_fit`` that of the ``fair`` ones' covariance under their
+    likelihood alone (times the area);
+    ``share`` the weight on ``k``'s body; ``others`` whether a fair point lies on another body;
+    ``keep`` (indices into ``within``): one per cluster, its best, the best clusters first.
+    """
+    m = r2.shape[0]
+    j_min = f_min = np.inf
+    for i in range(m):
+        j_min = min(j_min, r2[i] + ld[i])
+        f_min = min(f_min, r2[i] + fits[i])
+    within = np.empty(m, dtype=np.int64)
+    is_fair = np.empty(m, dtype=np.bool_)
+    c = 0
+    for i in range(m):
+        fair = r2[i] + fits[i] <= f_min + band2
+        if fair or r2[i] + ld[i] <= j_min + band2:
+            within[c] = i
+            is_fair[c] = fair
+            c += 1
+    within, is_fair = within[:c], is_fair[:c]
+    judged = np.empty(c)
+    low = np.inf
+    for a in range(c):
+        judged[a] = r2[within[a]] + ld[within[a]]
+        low = min(low, judged[a])
+    w = np.empty(c)
+    for a in range(c):
+        w[a] = math.exp(-0.5 * (judged[a] - low)) * area[within[a]]
+    w /= w.sum()
+    n_links = Rs.shape[0]
+    mass = np.zeros(n_links)
+    body_mass = np.zeros(bodies.max() + 1)
+    for a in range(c):
+        mass[owner[within[a]]] += w[a]
+    for L in range(n_links):
+        body_mass[bodies[L]] += mass[L]
+    body = np.argmax(body_mass)
+    k = -1
+    for a in range(c):
+        if bodies[owner[within[a]]] == body and (k < 0 or judged[a] < judged[k]):
+            k = a
+    cand = np.empty((c, 3))
+    for a in range(c):
+        L = owner[within[a]]
+        x = p_link[within[a]]
+        for r in range(3):
+            cand[a, r] = Rs[L, r, 0] * x[0] + Rs[L, r, 1] * x[1] + Rs[L, r, 2] * x[2] + os[L, r]
+    cov = _covariance(cand, w)
+    for r in range(3):
+        cov[r, r] += spacing * spacing / 12.0
+    mine = bodies[owner[within[k]]]
+    share = 0.0
+    others = False
+    r_fair = np.inf
+    for a in range(c):
+        if bodies[owner[within[a]]] == mine:
+            share += w[a]
+        elif is_fair[a]:
+            others = True
+        if is_fair[a]:
+            r_fair = min(r_fair, r2[within[a]])
+    w_fit = np.zeros(c)
+    for a in range(c):
+        if is_fair[a]:
+            w_fit[a] = math.exp(-0.5 * (r2[within[a]] - r_fair)) * area[within[a]]
+    w_fit /= w_fit.sum()
+    spread = _widest(cov)
+    spread_fit = _widest(_covariance(cand, w_fit))
+    local = np.empty(m, dtype=np.int64)   # point -> its place in within
+    for a in range(c):
+        local[within[a]] = a
+    heads = _heads(within, r2 + ld, cluster, n_clusters)
+    keep = np.empty(min(heads.shape[0], keep_at_most), dtype=np.int64)
+    for i in range(keep.shape[0]):
+        keep[i] = local[heads[i]]
+    return within, w, mass, k, cand, cov, spread, spread_fit, share, others, keep
+
+
+@jit
+def _covariance(points, weights):
+    """Return the covariance (3, 3) of ``points`` (m, 3) under ``weights`` summing to 1."""
+    mean = np.zeros(3)
+    for a in range(points.shape[0]):
+        for r in range(3):
+            mean[r] += weights[a] * points[a, r]
+    cov = np.zeros((3, 3))
+    for a in range(points.shape[0]):
+        if weights[a] == 0.0:
+            continue
+        for r in range(3):
+            for s in range(3):
+                cov[r, s] += weights[a] * (points[a, r] - mean[r]) * (points[a, s] - mean[s])
+    return cov
+
+
+def _judge(p, pts):
+    """
+    Return the :class:`ContactLocation` of the scored points ``pts`` at the problem ``p``.
+
+    Also returns ``r_min2``, the best chi-square, and which points took part in the answer (a
+    boolean mask: those screened for reachability, those refined, the candidates), for a
+    tracker: on the same inputs, a subset of the points that holds every cluster of those
+    gives the same answer (the same minimum, the same clusters' best points refined, the same
+    candidates).
+    """
+    surf, band2, n, tau, scale = p.surf, p.band2, p.n, p.tau, p.scale
+    owner, cluster, area = pts.owner, pts.cluster, pts.area
+    r2, ld, force = pts.r2, pts.ld, pts.force
+    p_link = pts.p_link.copy()
+    # Each point is judged twice: on its evidence (r2 + ld) and on its fit alone (r2 plus
+    # Akaike's price of what a contact on its link fits, see below).
+    fits = p.link_fits[owner].astype(float)
+    n_clusters = surf.start.shape[0] - 1
+    cells, origin, dims, offset, h = surf.solids()
+    took_part = screen_and_refine(owner, cluster, p_link, pts.n_link, r2, ld, force, fits,
+                                  band2, n_clusters, p.Rs, p.os, p.posed, cells, origin, dims,
+                                  offset, h, p.tau_w, p.Js, p.blocks, p.geometry.spacing, p.mu,
+                                  p.lam)
+    k0 = int(np.argmin(r2))
+    r_min2 = float(r2[k0])
+    tau_norm = p.tau_norm
 
     # Unexplained: the best residual is not what noise on n joints leaves (chi-square with n
     # degrees of freedom, UNEXPLAINED_SIGMAS of its standard deviations above its mean), or a
     # body without a surface explains the torques markedly better than any surface point.
-    k0 = int(np.argmin(r2))
     L0 = owner[k0]
     limit2 = n + UNEXPLAINED_SIGMAS * math.sqrt(2.0 * n)
     # A moving body without a surface (no collision geometry, or none readable) that could have
     # been touched: the best wrench on it, scored as the surface points are, bounds what a
     # contact there explains.
-    bare, bare_score = _bare_body(model, set(bodies[movable].tolist()), qv, tau_w, scale)
+    bodies = p.bodies
+    bare, bare_score = _bare_body(p.model, p.seen, p.qv, p.tau_w, scale)
     if r_min2 > limit2 or (bare is not None and bare_score < r_min2 - 2.0 * band2):
-        residual = _residual(tau, Rs[L0], Js[L0] / scale, p_link[k0], force[k0])
+        residual = _residual(tau, p.Rs[L0], p.Js[L0], scale, p_link[k0], force[k0])
         if bare is not None and bare_score < r_min2:
             why = (f'link {bare!r}, which has no collision geometry, explains the torques better '
                    f'than any surface point (best on {surf.names[L0]}, residual '
@@ -727,45 +1106,39 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
                    f'{100 * residual / tau_norm:.0f} % of |tau_ext|, chi-square {r_min2:.1f} for '
                    f'{n} joints): two contacts, or a link without geometry')
         return ContactLocation(UNEXPLAINED, residual=residual,
-                               relative_residual=residual / tau_norm, message=why)
+                               relative_residual=residual / tau_norm, message=why), r_min2, \
+            took_part
 
-    # Candidates: the points within the band, weighted by likelihood times the area they stand
-    # for. The link is the one with the most weight (a link whose points explain the torques
-    # over an area beats one where only a thin curve does); the point is that link's best.
-    # A bare body as good as the surface's best: the surface's answer is one possibility.
+    # Candidates: the points whose evidence is within the band of the best, weighted by their
+    # evidence times the area they stand for (the posterior of the contact's place, uniform
+    # prior over the surface), and those within the band on their fit alone (``fair``): a
+    # contact there is less likely, not excluded. The link is the one with the most weight (a
+    # link whose points explain the torques over an area beats one where only a thin curve
+    # does); the point is that link's best: on the body with the most weight, the best point
+    # (links fixed to one another feel the same torques: only where the point lies tells them
+    # apart). A bare body as good as the surface's best: the surface's answer is one
+    # possibility.
     bare_possible = bare is not None and bare_score <= r_min2 + band2
-    judged = r2 + fits[owner]
-    within = np.flatnonzero(judged <= judged.min() + band2)
-    w = np.exp(-0.5 * (r2[within] - r_min2)) * area[within]
-    w /= w.sum()
-    mass = np.bincount(owner[within], weights=w, minlength=L)
-    # The body with the most weight; on it, the link of the best point (links fixed to one
-    # another feel the same torques: only where the point lies tells them apart).
-    body_mass = np.bincount(bodies, weights=mass)
-    on_body = within[bodies[owner[within]] == int(np.argmax(body_mass))]
-    k = int(on_body[np.argmin(r2[on_body])])
+    within, w, mass, a, cand, cov, spread, spread_fit, body_share, others, keep = candidate_set(
+        owner, cluster, r2, ld, fits, area, p_link, p.Rs, p.os, bodies, band2, n_clusters,
+        MAX_CANDIDATES, p.geometry.spacing)
+    k = int(within[a])
     link = int(owner[k])
-    R, o = Rs[link], os[link]
-    cand = np.empty((within.shape[0], 3))
-    for L_ in np.unique(owner[within]):
-        mine = owner[within] == L_
-        cand[mine] = p_link[within[mine]] @ Rs[L_].T + os[L_]
-    mean = w @ cand
-    dev = cand - mean
-    cov = (dev.T * w) @ dev + np.eye(3) * (geometry.spacing ** 2 / 12.0)
-    spread = math.sqrt(max(float(np.linalg.eigvalsh(cov)[-1]), 0.0))
-    body_share = float(w[bodies[owner[within]] == bodies[link]].sum())
-    located = body_share >= BODY_SHARE and spread <= resolution and not bare_possible
-    # One candidate per cluster (its best point), the best clusters first.
-    sub = np.lexsort((r2[within], cluster[within], owner[within]))
-    key = owner[within][sub] * (len(surf.start) + 1) + cluster[within][sub]
-    first = np.ones(sub.shape[0], dtype=bool)
-    first[1:] = key[1:] != key[:-1]
-    keep = sub[first]
-    keep = keep[np.argsort(r2[within][keep], kind='stable')][:MAX_CANDIDATES]
+    R, o = p.Rs[link], p.os[link]
+    # Located also needs that no point of another body explains the torques within the band
+    # on its fit alone (its chi-square plus twice what a contact on its link fits of the
+    # torques, Akaike: min(5, joints moving it)): where the evidence prefers a body only
+    # because a contact on another would need a less likely force (a push on a roll link's
+    # cylinder that passes through its axis), both remain possible. And the spread, weighed by
+    # the likelihoods alone (times the area), must hold too: among the points where one line
+    # of action crosses the surface, the evidence prefers those where the torques pin the force
+    # down least.
+    located = (body_share >= BODY_SHARE and not others
+               and max(spread, spread_fit) <= p.resolution and not bare_possible)
+    took_part[within] = True
     name = surf.names[link]
     point, f_best = p_link[k].copy(), force[k].copy()
-    residual = _residual(tau, R, Js[link] / scale, point, f_best)
+    residual = _residual(tau, R, p.Js[link], scale, point, f_best)
     if located:
         message = (f'{name} at {_fmt(point)} (link frame), '
                    f'{np.linalg.norm(f_best):.3g} N, spread {100 * spread:.1f} cm')
@@ -776,13 +1149,40 @@ def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noi
                    f'{100 * spread:.1f} cm; {share}); best on {name}')
         if bare_possible:
             message += f'; or link {bare!r}, which has no collision geometry'
-    return ContactLocation(
+    names = surf.names
+    location = ContactLocation(
         LOCATED if located else AMBIGUOUS, link=name, point=point,
-        point_base=R @ point + o, normal=n_link[k].copy(), normal_base=R @ n_link[k],
+        point_base=R @ point + o, normal=pts.n_link[k].copy(), normal_base=R @ pts.n_link[k],
         force=f_best, residual=residual, relative_residual=residual / tau_norm,
-        covariance=cov,
-        candidates=cand[keep].copy(),
-        candidate_links=tuple(surf.names[i] for i in owner[within][keep]), message=message)
+        covariance=cov, candidates=cand[keep],
+        candidate_links=tuple(names[i] for i in owner[within[keep]]), message=message)
+    return location, r_min2, took_part
+
+
+def locate_contact(model, geometry, q, tau_ext, *, friction_coefficient=0.6, noise=0.3,
+                   relative_noise=0.02, threshold=None, resolution=0.02):
+    """
+    Return the :class:`ContactLocation` of one contact force that explains ``tau_ext`` best.
+
+    ``geometry``: :func:`denoc_ros.load_collision_geometry` of the same robot (links the model
+    does not have, or that are fixed to the base, are skipped). ``tau_ext`` (n,): the external
+    joint torques (e.g. a :class:`denoc_ros.MomentumObserver`'s estimate), with
+    ``M qdd + C qd + g = tau + tau_ext``. ``noise`` [N m], one or per joint: the standard
+    deviation of each joint's torque error (the node measures it while nothing touches the
+    arm); with ``relative_noise`` (a fraction of each joint's ``|tau_ext|``, for model error)
+    it weighs the joints, so that a squared residual is a chi-square with n degrees of
+    freedom: the band of equally good candidates is ``BAND`` sigmas, and a best residual beyond
+    what n joints of noise leave means no single contact. ``threshold`` (N m, one or per
+    joint; default 3 ``noise``): below it on every joint there is no contact. ``resolution``
+    [m]: the largest spread of the candidates (standard deviation along their widest axis, all
+    on one body) still called ``'located'``. A stream of joint states of one contact is
+    located faster by a :class:`denoc_ros.ContactTracker`.
+    """
+    p = _problem(model, geometry, q, tau_ext, friction_coefficient, noise, relative_noise,
+                 threshold, resolution)
+    if isinstance(p, ContactLocation):
+        return p
+    return _judge(p, _full_points(p))[0]
 
 
 @jit
@@ -907,11 +1307,23 @@ def refine_samples(tau, Rs, Js, owner, chosen, points, normals, force, r2, step,
         force[k, :] = F_out
 
 
-def _residual(tau, R, J, x, F):
-    """Return |tau - J_r^T F| [N m] for the link-frame point x (J at the link's origin)."""
-    d = R @ x
-    Jr = J[:3] - np.cross(d, J[3:].T).T
-    return float(np.linalg.norm(tau - Jr.T @ F))
+@jit
+def _residual(tau, R, J, scale, x, F):
+    """
+    Return |tau - J_r^T F| [N m] for the link-frame point x (J at the link's origin, whitened).
+
+    J_r^T F = J_v^T F + J_w^T (d x F) with d = R x; ``J[:, j] / scale[j]`` unwhitens column j.
+    """
+    d0 = R[0, 0] * x[0] + R[0, 1] * x[1] + R[0, 2] * x[2]
+    d1 = R[1, 0] * x[0] + R[1, 1] * x[1] + R[1, 2] * x[2]
+    d2 = R[2, 0] * x[0] + R[2, 1] * x[1] + R[2, 2] * x[2]
+    m0, m1, m2 = _cross(d0, d1, d2, F[0], F[1], F[2])
+    total = 0.0
+    for j in range(tau.shape[0]):
+        v = tau[j] - (J[0, j] * F[0] + J[1, j] * F[1] + J[2, j] * F[2] + J[3, j] * m0
+                      + J[4, j] * m1 + J[5, j] * m2) / scale[j]
+        total += v * v
+    return math.sqrt(total)
 
 
 def _bare_body(model, seen, q, tau_w, scale):

@@ -23,13 +23,15 @@ first use and carried by the model from then on (derived constants, read-only, a
 calls without one, the packed form's own (the kernels hold the GIL, so such calls never overlap).
 
 The kernels take the model as ``ints`` (int64, shape ``(nb, INT_WIDTH)``) and ``reals``
-(float64, shape ``(nb + 1, BODY_WIDTH)``), because the call overhead of a compiled function grows
-with the number of array arguments. Row ``i < nb`` describes body ``i`` (columns named by the
-constants below): its parent, its joint type, and where its joint's positions and velocities
-start in ``q`` and ``v`` (a revolute or prismatic joint has one of each, the free-flyer root 7
-and 6); row ``nb`` holds the gravity vector in its first three columns. Both arrays are
-read-only. The ``handle`` gives them, with a scratch space of the model's own, to the
-single-state entry points as one integer (:func:`._compile.model_handle`).
+(float64, shape ``(nb + 1 + nframes, BODY_WIDTH)``), because the call overhead of a compiled
+function grows with the number of array arguments. Row ``i < nb`` describes body ``i``
+(columns named by the constants below): its parent, its joint type, where its joint's
+positions and velocities start in ``q`` and ``v`` (a revolute or prismatic joint has one of
+each, the free-flyer root 7 and 6), and whether a revolute axis is along a base vector; row
+``nb`` holds the gravity vector in its first three columns, the rows after it the frames
+(:data:`FRAME_BODY`). Both arrays are read-only. The ``handle`` gives them, with a scratch
+space of the model's own, to the single-state entry points as one integer
+(:func:`._compile.model_handle`).
 """
 
 from dataclasses import dataclass, field
@@ -40,7 +42,7 @@ import numpy as np
 
 from ._compile import model_handle
 from ..errors import InputError
-from ..joints import JOINT_NQ, JOINT_NV
+from ..joints import JOINT_NQ, JOINT_NV, REVOLUTE
 from ..model import RobotModel
 
 # Columns of ``ints``.
@@ -49,7 +51,8 @@ JOINT_TYPE = 1     # REVOLUTE, PRISMATIC or FREE_FLYER (denoc_ros.joints)
 Q0 = 2             # index of the joint's first position in q
 V0 = 3             # index of the joint's first velocity in v (and force in tau)
 NV = 4             # number of velocities of the joint: 1, or 6 for the free-flyer
-INT_WIDTH = 5
+ALIGNED = 5        # a revolute axis along a base vector: +-1, +-2, +-3 for +-x, +-y, +-z; else 0
+INT_WIDTH = 6
 
 # Columns of ``reals`` (row i = body i; row n = gravity in GRAVITY .. GRAVITY + 2).
 AXIS = 0           # (3) unit joint axis a_i in the body frame
@@ -66,6 +69,9 @@ GRAVITY = 0
 
 # Frame data for the Jacobian kernels: rotation (9, row-major) and translation (3) in the body.
 FRAME_WIDTH = 12
+# Row nb + 1 + f of ``reals`` is frame f's (``PackedModel.frame_ids``): its FRAME_WIDTH numbers,
+# then its body's index (as a float) in column FRAME_BODY; the single-state Jacobian takes f.
+FRAME_BODY = FRAME_WIDTH
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -81,13 +87,15 @@ class PackedModel:
     """
 
     ints: np.ndarray            # (nb, INT_WIDTH) int64, read-only
-    reals: np.ndarray           # (nb + 1, BODY_WIDTH) float64, read-only
+    reals: np.ndarray           # (nb + 1 + nframes, BODY_WIDTH) float64, read-only
     nv: int                     # the length of velocity, acceleration and force vectors
     nq: int                     # the length of a configuration q
     nb: int                     # number of bodies
     square: Tuple[int, int]     # (nv, nv)
+    jacobian_shape: Tuple[int, int]  # (6, nv)
     frames: Dict[str, Tuple[int, np.ndarray]]  # frame name (None, '': the tip) -> (body,
     #                                             FRAME_WIDTH reals)
+    frame_ids: Dict[str, int]   # frame name (None, '': the tip) -> f, its row nb + 1 + f
     handle: object = field(default=None, init=False, repr=False)  # the *_one kernels' model
     keep: object = field(default=None, init=False, repr=False)    # what the handle points to
 
@@ -101,12 +109,23 @@ class PackedModel:
     def __reduce__(self):
         """Pickle and copy without the handle: an address means nothing in another process."""
         return (PackedModel, (self.ints, self.reals, self.nv, self.nq, self.nb, self.square,
-                              self.frames))
+                              self.jacobian_shape, self.frames, self.frame_ids))
 
 
 def _read_only(a):
     a.setflags(write=False)
     return a
+
+
+def aligned_code(joint_type, axis):
+    """Return the ALIGNED code of a joint: +-(k + 1) for a revolute axis exactly +-e_k, else 0."""
+    if joint_type != REVOLUTE:
+        return 0
+    for k in range(3):
+        for sign in (1, -1):
+            if all(axis[j] == (sign if j == k else 0.0) for j in range(3)):
+                return sign * (k + 1)
+    return 0
 
 
 def pack_model(model) -> PackedModel:
@@ -120,7 +139,8 @@ def pack_model(model) -> PackedModel:
     ints[:, Q0] = np.concatenate(([0], np.cumsum(nq_each)[:-1])) if n else []
     ints[:, V0] = np.concatenate(([0], np.cumsum(nv_each)[:-1])) if n else []
     ints[:, NV] = nv_each
-    reals = np.zeros((n + 1, BODY_WIDTH))
+    ints[:, ALIGNED] = [aligned_code(t, a) for t, a in zip(model.joint_type.tolist(), model.axis)]
+    reals = np.zeros((n + 1 + len(model.frames), BODY_WIDTH))
     reals[:n, AXIS:AXIS + 3] = model.axis
     reals[:n, ROTATION:ROTATION + 9] = model.joint_rotation.reshape(n, 9)
     reals[:n, TRANSLATION:TRANSLATION + 3] = model.joint_translation
@@ -136,16 +156,21 @@ def pack_model(model) -> PackedModel:
     reals[:n, ROTATION_JAA:ROTATION_JAA + 9] = (rotated @ axis_cross).reshape(n, 9)
     reals[:n, ROTATED_AXIS:ROTATED_AXIS + 3] = np.einsum('nij,nj->ni', model.joint_rotation, a)
     reals[n, GRAVITY:GRAVITY + 3] = model.gravity
-    frames = {}
-    for frame in model.frames:
+    frames, frame_ids = {}, {}
+    for f, frame in enumerate(model.frames):
         data = np.concatenate((np.asarray(frame.rotation, dtype=float).reshape(9),
                                np.asarray(frame.translation, dtype=float).reshape(3)))
         frames[frame.name] = (int(frame.body), _read_only(data))
+        frame_ids[frame.name] = f
+        reals[n + 1 + f, :FRAME_WIDTH] = data
+        reals[n + 1 + f, FRAME_BODY] = frame.body
     if model.tip_link in frames:  # the default frame, looked up without a call of tip_link
         frames[None] = frames[''] = frames[model.tip_link]
+        frame_ids[None] = frame_ids[''] = frame_ids[model.tip_link]
     nv = model.nv
     return PackedModel(ints=_read_only(ints), reals=_read_only(reals), nv=nv, nq=model.nq, nb=n,
-                       square=(nv, nv), frames=frames)
+                       square=(nv, nv), jacobian_shape=(6, nv), frames=frames,
+                       frame_ids=frame_ids)
 
 
 _BUILDING = threading.Lock()

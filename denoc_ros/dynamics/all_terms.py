@@ -146,8 +146,10 @@ def all_terms_one(handle, q, qd, u, a, tau, t, obs, gain, r, max_gap, body, fram
         if status == _compile.OK and not all_finite(terms[DDQ]):
             status = _compile.BAD_OUTPUT
     if status == _compile.OK and measured and (flags & PREDICT):
+        # FD(q, qd, tau), when computed above, is the first RK4 stage's acceleration
+        first = terms[DDQ] if flags & ACCELERATION else terms[DDQ, :0]
         status = prediction_state(ints, reals, q, qd, tau, horizon, steps, work, blocks,
-                                  terms[PRED:PRED + 3])
+                                  terms[PRED:PRED + 3], first)
         if status == _compile.OK and not all_finite(terms[PRED:PRED + 3]):
             status = _compile.BAD_OUTPUT
     small[_FD_STATUS] = status

@@ -48,13 +48,20 @@ __all__ = ['coriolis_matrix']
 # velocity and its rate S_dot_a = v_i x S_a, both at the base-frame origin.
 _S, _SD = 0, 6
 SP_WIDTH = 12
+# Columns of the motion buffer (beside the twists at C_i and at the origin): the composite
+# spatial inertias I^c_i (10 numbers each).
+_IC = 12
 
 
-@jit
-def spatial_inertia_terms(reals, kin, t, i, v, I6, B6):
+@jit(inline=True)
+def spatial_inertia_terms(reals, kin, t, i, v, I10, I6, B6):
     """Write ``I_i`` at the base origin and ``B_i = 1/2 [(v x*) I + (I v) xbar* - I (v x)]``."""
-    # I_i = [[I_O, h x 1], [(h x 1)^T, m 1]] at the origin (Eq. 2 and the parallel axes).
-    expand_inertia(origin_inertia(reals, kin, i), I6)
+    # I_i = [[I_O, h x 1], [(h x 1)^T, m 1]] at the origin (Eq. 2 and the parallel axes): its
+    # 10 numbers into I10, its 6x6 form into I6.
+    inertia = origin_inertia(reals, kin, i)
+    for r in range(10):
+        I10[r] = inertia[r]
+    expand_inertia(inertia, I6)
     c0, c1, c2 = kin[i, _C], kin[i, _C + 1], kin[i, _C + 2]
     # v_i = [w; v_C + C x w], the twist at the origin.
     w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
@@ -90,13 +97,23 @@ def spatial_inertia_terms(reals, kin, t, i, v, I6, B6):
         B6[o + 2, p + 1] -= h3
 
 
+@jit(inline=True)
+def inertia_times(I10, w0, w1, w2, v0, v1, v2):
+    """Return ``I [w; v] = [J w + h x v; m v - h x w]`` for a spatial inertia's 10 numbers."""
+    J0, J1, J2, J3, J4, J5, h0, h1, h2, m = I10
+    x0, x1, x2 = cross(h0, h1, h2, v0, v1, v2)
+    y0, y1, y2 = cross(h0, h1, h2, w0, w1, w2)
+    return (J0 * w0 + J1 * w1 + J2 * w2 + x0, J1 * w0 + J3 * w1 + J4 * w2 + x1,
+            J2 * w0 + J4 * w1 + J5 * w2 + x2, m * v0 - y0, m * v1 - y1, m * v2 - y2)
+
+
 @jit
 def christoffel_state(ints, reals, q, qd, work, blocks, out):
     """
     Write ``C = sum_i J_i^T (I_i J_dot_i + K_i J_i)`` by composite bodies into ``out``.
 
     ``work`` and ``blocks``: a scratch space of a model handle's shapes (kinematics, columns P,
-    motion, screws; the composites I^c and B^c).
+    motion with the composites I^c, screws; the bodies' 6x6 inertias and the composites B^c).
     """
     christoffel_terms_state(ints, reals, q, qd, work, blocks, out, out, out[0], False)
 
@@ -117,14 +134,15 @@ def christoffel_terms_state(ints, reals, q, qd, work, blocks, out, M, gravity, t
     literally(terms)
     nb = ints.shape[0]
     kin, P, mot, sp = work[0], work[1], work[2], work[3]
-    I_c, B_c = blocks[:nb], blocks[nb:2 * nb]
+    # The composites: I^c_i in its 10 numbers (origin_inertia's order), B^c_i as a 6x6 matrix.
+    I_c, I6, B_c = mot[:, _IC:_IC + 10], blocks[:nb], blocks[nb:2 * nb]
     forward_kinematics(ints, reals, q, kin, P)
     t = mot[:, _T:_T + 6]
     twists(ints, kin, P, qd, t)
     v = mot[:, 6:12]
     S, S_dot = sp[:, _S:_S + 6], sp[:, _SD:_SD + 6]
     for i in range(nb):
-        spatial_inertia_terms(reals, kin, t, i, v[i], I_c[i], B_c[i])
+        spatial_inertia_terms(reals, kin, t, i, v[i], I_c[i], I6[i], B_c[i])
         c0, c1, c2 = kin[i, _C], kin[i, _C + 1], kin[i, _C + 2]
         w0, w1, w2 = v[i, 0], v[i, 1], v[i, 2]
         for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
@@ -145,13 +163,15 @@ def christoffel_terms_state(ints, reals, q, qd, work, blocks, out, M, gravity, t
     # Children first: every quantity is at the base origin, so the composites I^c_i, B^c_i are
     # plain sums over the subtree, complete when body i's turn comes (added to the parent after).
     for i in range(nb - 1, -1, -1):
-        Ii, Bi = I_c[i], B_c[i]
+        Ii = I_c[i, 0], I_c[i, 1], I_c[i, 2], I_c[i, 3], I_c[i, 4], I_c[i, 5], I_c[i, 6], \
+            I_c[i, 7], I_c[i, 8], I_c[i, 9]
+        Bi = B_c[i]
         for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
             # Row a, columns b of bodies j = i, parent(i), ...: S_a^T (I^c_i S_dot_b + B^c_i
             # S_b), with the row vectors x = I^c_i S_a and y = B^c_i^T S_a (I^c_i symmetric).
-            x = y = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            x = inertia_times(Ii, S[a, 0], S[a, 1], S[a, 2], S[a, 3], S[a, 4], S[a, 5])
+            y = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
             for r in range(6):
-                x = add_row6(x, Ii, r, S[a, r])
                 y = add_row6(y, Bi, r, S[a, r])
             x0, x1, x2, x3, x4, x5 = x
             y0, y1, y2, y3, y4, y5 = y
@@ -173,8 +193,8 @@ def christoffel_terms_state(ints, reals, q, qd, work, blocks, out, M, gravity, t
             # Column a, rows of the proper ancestors: S_c^T (I^c_i S_dot_a + B^c_i S_a).
             j = ints[i, PARENT]
             if j >= 0:
-                f = mat6_vec(I_c[i], S_dot[a, 0], S_dot[a, 1], S_dot[a, 2], S_dot[a, 3],
-                             S_dot[a, 4], S_dot[a, 5])
+                f = inertia_times(Ii, S_dot[a, 0], S_dot[a, 1], S_dot[a, 2], S_dot[a, 3],
+                                  S_dot[a, 4], S_dot[a, 5])
                 g = mat6_vec(B_c[i], S[a, 0], S[a, 1], S[a, 2], S[a, 3], S[a, 4], S[a, 5])
                 f0, f1, f2 = f[0] + g[0], f[1] + g[1], f[2] + g[2]
                 f3, f4, f5 = f[3] + g[3], f[4] + g[4], f[5] + g[5]
@@ -185,9 +205,10 @@ def christoffel_terms_state(ints, reals, q, qd, work, blocks, out, M, gravity, t
                     j = ints[j, PARENT]
         k = ints[i, PARENT]
         if k >= 0:
+            for r in range(10):
+                I_c[k, r] += Ii[r]
             for r in range(6):
                 for col in range(6):
-                    I_c[k, r, col] += I_c[i, r, col]
                     B_c[k, r, col] += B_c[i, r, col]
 
 

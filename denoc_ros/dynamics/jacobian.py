@@ -41,11 +41,12 @@ import numpy as np
 from . import _compile
 from ._compile import all_finite, cross, jit, model_arrays
 from ._fast import fast_path
-from ._packed import NV, PARENT, V0
+from ._packed import FRAME_BODY, FRAME_WIDTH, NV, PARENT, V0
 from ._packed import packed
 from ._state import finish, kernel_arrays, prepare
 from .kinematics import (_C, _O, _R, _T, configuration_ok, configuration_size, forward_kinematics,
-                         frame_pose_batch, KIN_WIDTH, MOT_WIDTH, twists)
+                         frame_kinematics, frame_pose_batch, KIN_WIDTH, kinematics_pass,
+                         MOT_WIDTH, twists)
 from ..errors import InputError
 
 __all__ = ['frame_pose', 'jacobian', 'jacobian_dot_times_qd', 'point_acceleration',
@@ -65,7 +66,7 @@ def frame_origin(kin, body, frame):
             + kin[body, _R + 8] * t2)
 
 
-@jit
+@jit(inline=True)
 def jacobian_state(ints, kin, P, body, frame, J):
     """
     Write J (6, nv): columns [p_lin + p_ang x (p - C_j); p_ang] on the path, else 0.
@@ -74,19 +75,22 @@ def jacobian_state(ints, kin, P, body, frame, J):
     callers run the forward kinematics over the bodies ``0 .. body`` (parents come first), not
     the branches beyond the frame's link (a quadruped's foot: 4 of 13 bodies).
     """
-    nv = J.shape[1]
-    for r in range(6):
-        for a in range(nv):
-            J[r, a] = 0.0
+    # One pass over the bodies from the last to the first, writing each column once: bodies
+    # come after their parents, so the path from ``body`` is met in the order of the pass.
     p0, p1, p2 = frame_origin(kin, body, frame)
     j = body
-    while j >= 0:
-        r0, r1, r2 = p0 - kin[j, _C], p1 - kin[j, _C + 1], p2 - kin[j, _C + 2]
-        for a in range(ints[j, V0], ints[j, V0] + ints[j, NV]):
-            x0, x1, x2 = cross(P[a, 0], P[a, 1], P[a, 2], r0, r1, r2)
-            J[0, a], J[1, a], J[2, a] = P[a, 3] + x0, P[a, 4] + x1, P[a, 5] + x2
-            J[3, a], J[4, a], J[5, a] = P[a, 0], P[a, 1], P[a, 2]
-        j = ints[j, PARENT]
+    for i in range(ints.shape[0] - 1, -1, -1):
+        if i == j:
+            r0, r1, r2 = p0 - kin[j, _C], p1 - kin[j, _C + 1], p2 - kin[j, _C + 2]
+            for a in range(ints[j, V0], ints[j, V0] + ints[j, NV]):
+                x0, x1, x2 = cross(P[a, 0], P[a, 1], P[a, 2], r0, r1, r2)
+                J[0, a], J[1, a], J[2, a] = P[a, 3] + x0, P[a, 4] + x1, P[a, 5] + x2
+                J[3, a], J[4, a], J[5, a] = P[a, 0], P[a, 1], P[a, 2]
+            j = ints[j, PARENT]
+        else:
+            for a in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
+                for r in range(6):
+                    J[r, a] = 0.0
 
 
 @jit
@@ -123,14 +127,16 @@ def jacobian_dot_times_qd_state(ints, kin, P, t, qd, body, frame, out):
 
 
 @jit
-def jacobian_one(handle, q, body, frame, out):
-    """Write the frame Jacobian (6, nv) of one state into ``out``; return a status."""
+def jacobian_one(handle, q, f, out):
+    """Write the Jacobian (6, nv) of frame ``f`` (its packed row) into ``out``; return a status."""
     ints, reals, work, _ = model_arrays(handle)
     q = np.ascontiguousarray(q)
     if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
         return _compile.BAD_INPUT
+    row = ints.shape[0] + 1 + f
+    body, frame = int(reals[row, FRAME_BODY]), reals[row, :FRAME_WIDTH]
     kin, P = work[0], work[1]
-    forward_kinematics(ints[:body + 1], reals, q, kin, P)  # (see jacobian_state)
+    kinematics_pass(ints[:body + 1], reals, q, kin, P, False)  # frame_kinematics, inlined
     jacobian_state(ints, kin, P, body, frame, out)
     return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
@@ -141,7 +147,7 @@ def jacobian_batch(ints, reals, q, body, frame, out):
     nb, nv = ints.shape[0], out.shape[2]
     kin, P = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6))
     for b in range(q.shape[0]):
-        forward_kinematics(ints[:body + 1], reals, q[b], kin, P)
+        frame_kinematics(ints[:body + 1], reals, q[b], kin, P)
         jacobian_state(ints, kin, P, body, frame, out[b])
     return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
@@ -194,7 +200,7 @@ def frames_state(ints, reals, q, bodies, data, R, p, J):
     if not (q.shape[0] == configuration_size(ints) and configuration_ok(ints, q)):
         return _compile.BAD_INPUT
     kin, P = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6))
-    forward_kinematics(ints, reals, q, kin, P)
+    frame_kinematics(ints, reals, q, kin, P)
     for f in range(bodies.shape[0]):
         body, frame = bodies[f], data[f]
         for r in range(3):
@@ -207,11 +213,11 @@ def frames_state(ints, reals, q, bodies, data, R, p, J):
         _compile.BAD_OUTPUT
 
 
-# A known frame (None and '' give the tip) goes to the kernel as its body and data.
-@fast_path(jacobian_one, 'virm', 'J', states='q',
-           result='(6, pk.nv)', args='q, known[0], known[1]',
-           guard='(frame is None or type(frame) is str) '
-                 'and (known := pk.frames.get(frame)) is not None')
+# A known frame (None and '' give the tip) goes to the kernel as its packed row; anything else
+# (an unknown name, another type: a TypeError if unhashable) takes the checked path.
+@fast_path(jacobian_one, 'vim', 'J', states='q',
+           result='pk.jacobian_shape', args='q, known',
+           lookup='known = pk.frame_ids[frame]')
 def jacobian(model, q, frame: Optional[str] = None):
     """
     Return the geometric Jacobian J (..., 6, nv) of a frame: rows [linear; angular], base axes.

@@ -36,7 +36,7 @@ from ._state import kernel_arrays, prepare
 from .crba import composite_inertias, generalized_inertia_matrix, IC_WIDTH, mass_matrix
 from .jacobian import (jacobian, jacobian_dot_times_qd, jacobian_dot_times_qd_state,
                        jacobian_state, resolve_frame)
-from .kinematics import _T, configuration_ok, KIN_WIDTH, MOT_WIDTH
+from .kinematics import _T, configuration_ok, frame_kinematics, KIN_WIDTH, MOT_WIDTH
 from .rnea import coriolis_torques, gravity_torques, newton_euler_state
 from ..errors import InputError
 
@@ -56,10 +56,12 @@ def cartesian_terms_batch(ints, reals, q, qd, body, frame, J, Jdqd, M, h, g):
     I_c = np.empty((nb, IC_WIDTH))
     zero, none = np.zeros(nv), np.zeros((0, 6))
     for b in range(q.shape[0]):
-        # newton_euler_state recomputes the kinematics of q[b]; the rest reuse them.
+        # J as jacobian() computes it (the kinematics about the origins, frame_kinematics),
+        # then newton_euler_state recomputes the kinematics of q[b]; the rest reuse them.
+        frame_kinematics(ints[:body + 1], reals, q[b], kin, P)
+        jacobian_state(ints, kin, P, body, frame, J[b])
         newton_euler_state(ints, reals, q[b], zero, zero, none, 1.0, kin, P, mot, g[b])
         newton_euler_state(ints, reals, q[b], qd[b], zero, none, 0.0, kin, P, mot, h[b])
-        jacobian_state(ints, kin, P, body, frame, J[b])
         jacobian_dot_times_qd_state(ints, kin, P, mot[:, _T:_T + 6], qd[b], body, frame,
                                     Jdqd[b])
         composite_inertias(ints, reals, kin, P, I_c)  # last: they carry P to the origin

@@ -111,15 +111,21 @@ def prediction_one(handle, q, qd, tau, horizon, steps, out):
             and math.isfinite(horizon) and all_finite(q) and all_finite(qd)
             and all_finite(tau)):
         return _compile.BAD_INPUT
-    status = prediction_state(ints, reals, q, qd, tau, horizon, steps, work, blocks, out)
+    status = prediction_state(ints, reals, q, qd, tau, horizon, steps, work, blocks, out,
+                              np.empty(0))
     if status != _compile.OK:
         return status
     return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
 @jit
-def prediction_state(ints, reals, q, qd, tau, horizon, steps, work, blocks, out):
-    """Write q, qd, qdd after ``horizon`` (see :func:`prediction_one`) into ``out``; a status."""
+def prediction_state(ints, reals, q, qd, tau, horizon, steps, work, blocks, out, first):
+    """
+    Write q, qd, qdd after ``horizon`` (see :func:`prediction_one`) into ``out``; a status.
+
+    ``first``: FD(q, qd, tau) when the caller has it (the one pass computed it: the first
+    stage's acceleration is not computed again), else of length 0.
+    """
     nb, n = ints.shape[0], out.shape[1]
     kin, P, mot, ab = work[0], work[1], work[2], work[3]
     M_hat, T = blocks[:nb], blocks[nb]
@@ -145,6 +151,9 @@ def prediction_state(ints, reals, q, qd, tau, horizon, steps, work, blocks, out)
                 V[0, :] = V[MOVES - 1]
             if k > 3:
                 continue
+        elif e == 0 and first.shape[0] == n:
+            A[0, :] = first
+            continue
         status = articulated_body_state(ints, reals, X[k], V[k], tau, none, kin, P, mot, M_hat,
                                         T, ab, A[k])
         if status != _compile.OK:

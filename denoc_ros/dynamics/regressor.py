@@ -52,10 +52,10 @@ PARAMETERS_PER_BODY = 10
 
 
 @jit
-def origin_reals(reals):
-    """Return a copy of the packed bodies with every centre of mass at its frame origin."""
+def origin_reals(reals, nb):
+    """Return a copy of the packed model with each of the nb bodies' mass centres at its origin."""
     out = reals.copy()
-    for i in range(out.shape[0] - 1):
+    for i in range(nb):
         out[i, COM], out[i, COM + 1], out[i, COM + 2] = 0.0, 0.0, 0.0
     return out
 
@@ -137,7 +137,8 @@ def regressor_one(handle, q, qd, qdd, out):
             and qdd.shape[0] == nv and out.shape[1] == 10 * nb
             and configuration_ok(ints, q) and all_finite(qd) and all_finite(qdd)):
         return _compile.BAD_INPUT
-    regressor_state(ints, origin_reals(reals), q, qd, qdd, work[0], work[1], work[2], out)
+    regressor_state(ints, origin_reals(reals, ints.shape[0]), q, qd, qdd, work[0], work[1],
+                    work[2], out)
     return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT
 
 
@@ -146,7 +147,7 @@ def regressor_batch(ints, reals, q, qd, qdd, out):
     """Write the regressor of each row of (B, nq) states into ``out`` (B, nv, 10 nb)."""
     nb, nv = ints.shape[0], qd.shape[1]
     kin, P, mot = np.empty((nb, KIN_WIDTH)), np.empty((nv, 6)), np.empty((nb, MOT_WIDTH))
-    reals0 = origin_reals(reals)
+    reals0 = origin_reals(reals, ints.shape[0])
     for b in range(q.shape[0]):
         regressor_state(ints, reals0, q[b], qd[b], qdd[b], kin, P, mot, out[b])
     return _compile.OK if all_finite(out) else _compile.BAD_OUTPUT

@@ -19,7 +19,8 @@ Forward pass: twists ``t_i`` and twist rates ``t_dot_i`` at the mass centres, pr
 parent to child with ``B_ij`` and ``P_i`` (:mod:`.kinematics`). Uncoupled Newton-Euler wrenches
 ``w_i = M_i t_dot_i + Omega_i M_i E_i t_i`` (Eq. 7-8, ``E_i = diag(1, 0)``). Backward pass: the
 resultant wrench of the composite body ``w~_i = w_i + sum_children B_ci^T w~_c`` (Eq. 30, a sum
-over the children for a tree) and the joint forces ``tau_i = P_i^T w~_i``.
+over the children for a tree) and the joint forces ``tau_i = P_i^T w~_i``, evaluated with the
+wrenches carried to the base origin, where ``B_ci`` is the identity (:func:`origin_resultants`).
 
 Gravity enters as a fictitious acceleration ``-g`` of the base (Craig's ``0v_dot_0 = -g``), so
 every ``t_dot_i`` carries ``[0; -g]`` and the wrenches include the weights. External wrenches
@@ -34,12 +35,11 @@ import numpy as np
 from . import _compile
 from ._compile import all_finite, cross, jit, model_arrays, row
 from ._fast import fast_path
-from ._packed import GRAVITY, MASS, NV, PARENT, V0
+from ._packed import GRAVITY, INERTIA, MASS, NV, PARENT, V0
 from ._packed import packed
 from ._state import checked_batch, finish, kernel_arrays, prepare, vector
-from .kinematics import (_D, _I, _R, _T, _TD, _W, configuration_ok, configuration_size,
-                         forward_kinematics, gyroscopic_moment, KIN_WIDTH, MOT_WIDTH,
-                         twist_rates, twists, world_inertias, wrench_to_parent)
+from .kinematics import (_C, _D, _O, _R, _T, _TD, _W, configuration_ok, configuration_size,
+                         forward_kinematics, KIN_WIDTH, MOT_WIDTH, twist_rates, twists)
 
 __all__ = ['coriolis_torques', 'gravity_torques', 'inverse_dynamics']
 
@@ -63,16 +63,38 @@ def subtract_external_wrench(kin, fext, i, w):
 
 
 @jit
-def resultant_wrenches(ints, kin, P, w, tau):
-    """Accumulate ``w~_i = w_i + sum_children B_ci^T w~_c`` backwards, ``tau = P_i^T w~_i``."""
+def origin_resultants(ints, kin, P, W, tau):
+    """
+    Sum ``W~_i = W_i + sum_children W~_c`` backwards, ``tau = P_i^T w~_i`` (Saha Eq. 30).
+
+    ``W`` (nb, 6) holds the body wrenches carried to the base origin, ``[n + C_i x f; f]``:
+    there ``B_ic^T`` is the identity and Eq. 30 a plain sum over the subtree (as the mass
+    matrix's composites, :mod:`.crba`); ``P_i^T w~_i`` at ``C_i`` equals the screw at the origin
+    ``[p_ang; p_lin + C_i x p_ang]`` applied to ``W~_i``. ``W`` is left holding the resultants
+    ``W~_i``. A child that is the next body visited (a chain) passes its resultant in locals.
+    """
+    c0, c1, c2, c3, c4, c5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     for i in range(ints.shape[0] - 1, -1, -1):
-        k = ints[i, PARENT]
-        w0, w1, w2, w3, w4, w5 = w[i, 0], w[i, 1], w[i, 2], w[i, 3], w[i, 4], w[i, 5]
+        n0, n1, n2 = W[i, 0] + c0, W[i, 1] + c1, W[i, 2] + c2
+        f0, f1, f2 = W[i, 3] + c3, W[i, 4] + c4, W[i, 5] + c5
+        W[i, 0], W[i, 1], W[i, 2], W[i, 3], W[i, 4], W[i, 5] = n0, n1, n2, f0, f1, f2
+        C0, C1, C2 = kin[i, _C], kin[i, _C + 1], kin[i, _C + 2]
         for b in range(ints[i, V0], ints[i, V0] + ints[i, NV]):
-            tau[b] = (P[b, 0] * w0 + P[b, 1] * w1 + P[b, 2] * w2
-                      + P[b, 3] * w3 + P[b, 4] * w4 + P[b, 5] * w5)
-        if k >= 0:
-            wrench_to_parent(kin, k, i, w0, w1, w2, w3, w4, w5, w)
+            s0, s1, s2 = cross(C0, C1, C2, P[b, 0], P[b, 1], P[b, 2])
+            tau[b] = (P[b, 0] * n0 + P[b, 1] * n1 + P[b, 2] * n2 + (P[b, 3] + s0) * f0
+                      + (P[b, 4] + s1) * f1 + (P[b, 5] + s2) * f2)
+        k = ints[i, PARENT]
+        if k >= 0 and k == i - 1:
+            c0, c1, c2, c3, c4, c5 = n0, n1, n2, f0, f1, f2
+        else:
+            c0, c1, c2, c3, c4, c5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+            if k >= 0:
+                W[k, 0] += n0
+                W[k, 1] += n1
+                W[k, 2] += n2
+                W[k, 3] += f0
+                W[k, 4] += f1
+                W[k, 5] += f2
 
 
 @jit
@@ -80,25 +102,45 @@ def newton_euler_state(ints, reals, q, qd, qdd, fext, gscale, kin, P, mot, tau):
     """Write ``tau = P_i^T w~_i`` (Saha Eq. 30) of one state; gravity scaled by ``gscale``."""
     nb = ints.shape[0]
     forward_kinematics(ints, reals, q, kin, P)
-    world_inertias(ints, reals, kin)
     t, t_dot, w = mot[:, _T:_T + 6], mot[:, _TD:_TD + 6], mot[:, _W:_W + 6]
     twists(ints, kin, P, qd, t)
     twist_rates(ints, reals, kin, P, t, qd, qdd, gscale, t_dot)
-    inertia = kin[:, _I:_I + 9]
-    # Uncoupled Newton-Euler wrenches w_i = M_i t_dot_i + Omega_i M_i E_i t_i (Eq. 7-8).
+    # Uncoupled Newton-Euler wrenches w_i = M_i t_dot_i + Omega_i M_i E_i t_i (Eq. 7-8), the
+    # moment I_i alpha + w x I_i w with I_i = R_i Ib_i R_i^T applied in body i's axes.
     for i in range(nb):
-        x0, x1, x2 = gyroscopic_moment(kin, t, i)
+        R0, R1, R2 = kin[i, _R], kin[i, _R + 1], kin[i, _R + 2]
+        R3, R4, R5 = kin[i, _R + 3], kin[i, _R + 4], kin[i, _R + 5]
+        R6, R7, R8 = kin[i, _R + 6], kin[i, _R + 7], kin[i, _R + 8]
+        w0, w1, w2 = t[i, 0], t[i, 1], t[i, 2]
         a0, a1, a2 = t_dot[i, 0], t_dot[i, 1], t_dot[i, 2]
-        w[i, 0] = inertia[i, 0] * a0 + inertia[i, 1] * a1 + inertia[i, 2] * a2 + x0
-        w[i, 1] = inertia[i, 3] * a0 + inertia[i, 4] * a1 + inertia[i, 5] * a2 + x1
-        w[i, 2] = inertia[i, 6] * a0 + inertia[i, 7] * a1 + inertia[i, 8] * a2 + x2
+        u0, u1, u2 = (R0 * w0 + R3 * w1 + R6 * w2, R1 * w0 + R4 * w1 + R7 * w2,
+                      R2 * w0 + R5 * w1 + R8 * w2)
+        b0, b1, b2 = (R0 * a0 + R3 * a1 + R6 * a2, R1 * a0 + R4 * a1 + R7 * a2,
+                      R2 * a0 + R5 * a1 + R8 * a2)
+        J0, J1, J2 = reals[i, INERTIA], reals[i, INERTIA + 1], reals[i, INERTIA + 2]
+        J4, J5, J8 = reals[i, INERTIA + 4], reals[i, INERTIA + 5], reals[i, INERTIA + 8]
+        z0, z1, z2 = (J0 * u0 + J1 * u1 + J2 * u2, J1 * u0 + J4 * u1 + J5 * u2,
+                      J2 * u0 + J5 * u1 + J8 * u2)
+        x0, x1, x2 = cross(u0, u1, u2, z0, z1, z2)
+        y0 = J0 * b0 + J1 * b1 + J2 * b2 + x0
+        y1 = J1 * b0 + J4 * b1 + J5 * b2 + x1
+        y2 = J2 * b0 + J5 * b1 + J8 * b2 + x2
         m = reals[i, MASS]
+        w[i, 0] = R0 * y0 + R1 * y1 + R2 * y2
+        w[i, 1] = R3 * y0 + R4 * y1 + R5 * y2
+        w[i, 2] = R6 * y0 + R7 * y1 + R8 * y2
         w[i, 3] = m * t_dot[i, 3]
         w[i, 4] = m * t_dot[i, 4]
         w[i, 5] = m * t_dot[i, 5]
         if fext.shape[0] > 0:
             subtract_external_wrench(kin, fext, i, w)
-    resultant_wrenches(ints, kin, P, w, tau)  # backwards (Eq. 30)
+        # Carried to the base origin: [n + C_i x f; f].
+        x0, x1, x2 = cross(kin[i, _C], kin[i, _C + 1], kin[i, _C + 2], w[i, 3], w[i, 4],
+                           w[i, 5])
+        w[i, 0] += x0
+        w[i, 1] += x1
+        w[i, 2] += x2
+    origin_resultants(ints, kin, P, w, tau)  # backwards (Eq. 30)
 
 
 @jit
@@ -106,11 +148,26 @@ def newton_euler_one(handle, q, qd, qdd, fext, gscale, out):
     """
     Write ``tau`` (Saha Eq. 30) of one state into ``out``; return a status.
 
-    The one entry point of inverse dynamics, its version with external wrenches and the
-    Coriolis torques: ``gscale`` scales gravity, and without gravity (``gscale == 0``, the
-    Coriolis torques) ``qdd`` of length 0 means zero accelerations; ``fext`` of length 0 means
-    no wrenches. Inputs of any strides are made contiguous.
+    The entry point of inverse dynamics with external wrenches and of the Coriolis torques:
+    ``gscale`` scales gravity, and without gravity (``gscale == 0``, the Coriolis torques)
+    ``qdd`` of length 0 means zero accelerations; ``fext`` of length 0 means no wrenches.
+    Inputs of any strides are made contiguous.
     """
+    return newton_euler_entry(handle, q, qd, qdd, fext, gscale, out)
+
+
+@jit
+def inverse_dynamics_one(handle, q, qd, qdd, out):
+    """Write ``tau`` (Saha Eq. 30) of one state without external wrenches; return a status."""
+    # newton_euler_one with two arguments fewer for the entry point to convert; the "no
+    # wrenches" is an empty view of the scratch space, C-contiguous as fext is there.
+    _, _, work, _ = model_arrays(handle)
+    return newton_euler_entry(handle, q, qd, qdd, work[0, :0], 1.0, out)
+
+
+@jit(inline=True)
+def newton_euler_entry(handle, q, qd, qdd, fext, gscale, out):
+    """Check one state, write its ``tau`` (Saha Eq. 30) into ``out``; return a status."""
     ints, reals, work, _ = model_arrays(handle)
     nb, nv = ints.shape[0], out.shape[0]
     q, qd = np.ascontiguousarray(q), np.ascontiguousarray(qd)
@@ -150,12 +207,13 @@ def reaction_wrenches_batch(ints, reals, q, qd, qdd, fext, local, out):
         newton_euler_state(ints, reals, q[b], qd[b], qdd[b],
                            fext[b] if fext.shape[0] > 0 else none, 1.0, kin, P, mot, tau)
         for i in range(nb):
+            # The resultant W~_i about the base origin, moved to O_i: n - O_i x f.
             f0, f1, f2 = mot[i, _W + 3], mot[i, _W + 4], mot[i, _W + 5]
-            x0, x1, x2 = cross(kin[i, _D], kin[i, _D + 1], kin[i, _D + 2], f0, f1, f2)
+            x0, x1, x2 = cross(kin[i, _O], kin[i, _O + 1], kin[i, _O + 2], f0, f1, f2)
             out[b, i, 0], out[b, i, 1], out[b, i, 2] = f0, f1, f2
-            out[b, i, 3] = mot[i, _W] + x0
-            out[b, i, 4] = mot[i, _W + 1] + x1
-            out[b, i, 5] = mot[i, _W + 2] + x2
+            out[b, i, 3] = mot[i, _W] - x0
+            out[b, i, 4] = mot[i, _W + 1] - x1
+            out[b, i, 5] = mot[i, _W + 2] - x2
             if local:
                 # Base axes -> body i's axes: R_i^T.
                 for h in range(2):
@@ -174,9 +232,12 @@ def gravity_state(ints, reals, q, kin, P, w, tau):
     g0, g1, g2 = reals[nb, GRAVITY], reals[nb, GRAVITY + 1], reals[nb, GRAVITY + 2]
     for i in range(nb):
         m = reals[i, MASS]
-        w[i, 0], w[i, 1], w[i, 2] = 0.0, 0.0, 0.0
-        w[i, 3], w[i, 4], w[i, 5] = -m * g0, -m * g1, -m * g2
-    resultant_wrenches(ints, kin, P, w, tau)  # backwards (Eq. 30)
+        f0, f1, f2 = -m * g0, -m * g1, -m * g2
+        # [0; f] at C_i carried to the base origin: [C_i x f; f].
+        w[i, 0], w[i, 1], w[i, 2] = cross(kin[i, _C], kin[i, _C + 1], kin[i, _C + 2], f0, f1,
+                                          f2)
+        w[i, 3], w[i, 4], w[i, 5] = f0, f1, f2
+    origin_resultants(ints, kin, P, w, tau)  # backwards (Eq. 30)
 
 
 @jit
@@ -202,7 +263,7 @@ def gravity_torques_batch(ints, reals, q, out):
 
 
 @fast_path(newton_euler_one, 'vvvwfo', 'tau', states='q qd qdd',
-           wrench='f_ext',
+           wrench='f_ext', plain=(inverse_dynamics_one, 'vvvo', 'q, qd, qdd'),
            args='q, qd, qdd, f_ext, 1.0', result='pk.nv')
 def inverse_dynamics(model, q, qd, qdd, f_ext=None):
     """

@@ -15,7 +15,7 @@
 """
 The located contact as messages: ``~/contact_location`` and the RViz ``~/contact_markers``.
 
-:func:`fill_location` writes a :class:`denoc_ros.ContactLocation` into a
+:class:`LocationBytes` serializes a :class:`denoc_ros.ContactLocation` as a
 ``denoc_ros_interfaces/ContactLocation`` message; :class:`ContactMarkers` draws it as a
 ``visualization_msgs/MarkerArray``:
 
@@ -31,12 +31,16 @@ label, at the base); when the contact ends one DELETEALL clears them. Markers ca
 :data:`LIFETIME`, so they vanish if the node stops publishing.
 """
 
+import struct
+
 from builtin_interfaces.msg import Duration
+from denoc_ros_interfaces.msg import ContactLocation
 from geometry_msgs.msg import Point
 import numpy as np
+from rclpy.serialization import serialize_message
 from visualization_msgs.msg import Marker, MarkerArray
 
-__all__ = ['ContactMarkers', 'fill_location', 'NAMESPACE', 'points']
+__all__ = ['ContactMarkers', 'LocationBytes', 'NAMESPACE', 'points']
 
 NAMESPACE = 'contact'
 ARROW_PER_NEWTON = 0.01   # [m/N]
@@ -60,34 +64,87 @@ def points(pool, array):
     return pool[:len(rows)]
 
 
-def fill_location(msg, header, location, frame_id, pool):
-    """
-    Write ``location`` (a ContactLocation, or None: the contact ended) into ``msg``.
+def _cdr_string(text):
+    """Return a CDR string: uint32 length (with the NUL), UTF-8, NUL (the caller aligns it)."""
+    data = text.encode('utf-8')
+    return struct.pack('<I', len(data) + 1) + data + b'\x00'
 
-    ``pool``: a list of Points the candidates reuse (the caller's, kept between calls).
+
+_ZERO_LOCATION = struct.pack('<22d', *([0.0] * 22))  # point..force, covariance, residual
+_PAD = (b'', b'\x00', b'\x00' * 2, b'\x00' * 3, b'\x00' * 4, b'\x00' * 5, b'\x00' * 6,
+        b'\x00' * 7)
+
+
+class LocationBytes:
     """
-    msg.header.stamp = header.stamp
-    msg.header.frame_id = frame_id
-    if location is None:
-        msg.in_contact, msg.status, msg.link = False, 'no_contact', ''
-        msg.message = 'contact ended'
-        for field in (msg.point, msg.normal, msg.point_base, msg.force):
-            field.x = field.y = field.z = 0.0
-        msg.covariance = np.zeros(9)
-        msg.residual = 0.0
-        msg.candidates, msg.candidate_links = [], []
-        return msg
-    msg.in_contact = bool(location.in_contact)
-    msg.status, msg.link, msg.message = location.status, location.link, location.message
-    _point(msg.point, location.point)
-    _point(msg.normal, location.normal)
-    _point(msg.point_base, location.point_base)
-    _point(msg.force, location.force)
-    msg.covariance = np.asarray(location.covariance, dtype=float).reshape(9)
-    msg.residual = float(location.residual)
-    msg.candidates = points(pool, location.candidates)
-    msg.candidate_links = list(location.candidate_links)
-    return msg
+    ``denoc_ros_interfaces/ContactLocation`` serialized directly (CDR, little-endian).
+
+    The bytes rclpy's serialization gives of the message filled field by field (the test
+    compares them), at a fraction of the cost for an ambiguous answer: 512 candidates as Point
+    messages cost 0.15 ms to fill and 0.8 ms to serialize, here their rows are copied as they
+    are, so the located contact is published for every joint state in contact. The strings
+    (frame, statuses, links) are encoded once and kept. Each item starts at an offset of the
+    payload (after the 4-byte encapsulation) aligned to its size: 4 for a length, 8 for a
+    double, 1 for the bool.
+    """
+
+    def __init__(self):
+        self._header = bytes(serialize_message(ContactLocation()))[:4]  # the encapsulation
+        self._strings = {}  # text -> its CDR string
+        self._padded = {}   # text -> the same padded to 4 bytes (the candidates' links)
+
+    def _string(self, text):
+        chunk = self._strings.get(text)
+        if chunk is None:
+            chunk = self._strings[text] = _cdr_string(text)
+            self._padded[text] = chunk + _PAD[-len(chunk) % 4]
+        return chunk
+
+    def __call__(self, sec, nanosec, frame_id, location):
+        """Return the message's bytes for ``location`` (None: the contact ended)."""
+        if len(self._strings) > 256:  # (frames, statuses, link names: a few)
+            self._strings.clear()
+            self._padded.clear()
+        if location is None:
+            in_contact, status, link, message = False, 'no_contact', '', 'contact ended'
+            candidates, links = None, ()
+        else:
+            in_contact, status, link = bool(location.in_contact), location.status, location.link
+            message, links = location.message, location.candidate_links
+            candidates = np.asarray(location.candidates, dtype='<f8').reshape(-1, 3)
+        parts = [self._header, struct.pack('<iI', sec, nanosec)]
+        size = 8  # the payload's length so far
+
+        def put(chunk, alignment=4):
+            nonlocal size
+            pad = -size % alignment
+            if pad:
+                parts.append(_PAD[pad])
+            parts.append(chunk)
+            size += pad + len(chunk)
+        put(self._string(frame_id))
+        put(b'\x01' if in_contact else b'\x00', 1)
+        put(self._string(status))
+        put(self._string(link))
+        if location is None:
+            put(_ZERO_LOCATION, 8)
+        else:
+            vectors = np.concatenate((location.point, location.normal, location.point_base,
+                                      location.force,
+                                      np.asarray(location.covariance, dtype=float).reshape(9),
+                                      (float(location.residual),)))
+            put(vectors.astype('<f8', copy=False).tobytes(), 8)
+        count = 0 if candidates is None else candidates.shape[0]
+        put(struct.pack('<I', count))
+        if count:
+            put(np.ascontiguousarray(candidates).tobytes(), 8)
+        put(struct.pack('<I', len(links)))
+        if links:  # each starts 4-aligned: its padding to the next depends on it alone
+            for name in set(links).difference(self._padded):
+                self._string(name)
+            put(b''.join(map(self._padded.__getitem__, links)))
+        put(_cdr_string(message))
+        return b''.join(parts)
 
 
 def _marker(marker_id, kind, rgba, scale):

@@ -69,7 +69,7 @@ from .conversions import JointMap
 from .diagnostics import dynamics_status, model_warnings
 from .dynamics_outputs import DynamicsOutputs
 from .dynamics_services import DynamicsServices
-from .joint_state_thread import NotInExecutor, SubscriptionThread
+from .joint_state_thread import batch_middleware_timers, NotInExecutor, SubscriptionThread
 from .serialized import JointStateBytes
 from .settings import DYNAMICS_PARAMETERS, DynamicsSettings, MODEL_PARAMETERS
 from .task_services import task_executor, TaskServices
@@ -502,6 +502,7 @@ class DynamicsNode(Node):
             'contact_localization': p.localization_note if p else 'no robot model',
             'contact_location': last.message if last is not None else '',
             'contact_localizations': stats.located,
+            'contact_full_searches': stats.full_searches,
             'contact_localization_time_mean_ms': f'{1e3 * mean:.3f}',
             'contact_localization_time_max_ms': f'{1e3 * stats.locate_max:.3f}',
             'contact_geometry_warnings': len(problems),
@@ -512,9 +513,18 @@ class DynamicsNode(Node):
 
 
 def main(args=None):
-    """Run the node until shutdown (joint states in a thread of their own)."""
-    return spin_node(lambda: DynamicsNode(joint_state_thread=True), NODE_NAME, args,
-                     task_executor)
+    """
+    Run the node until shutdown (joint states in a thread of their own).
+
+    Fast DDS's timed-events thread of the process runs ``SCHED_BATCH``
+    (:func:`~denoc_ros.ros.joint_state_thread.batch_middleware_timers`): the writes' timer
+    wake-ups no longer preempt the joint states' thread.
+    """
+    def node():
+        built = DynamicsNode(joint_state_thread=True)
+        batch_middleware_timers()  # its timers' wake-ups no longer preempt the joint states
+        return built
+    return spin_node(node, NODE_NAME, args, task_executor)
 
 
 if __name__ == '__main__':

@@ -302,7 +302,7 @@ DYNAMICS_PARAMETERS = table(
          'localization: one value or one per joint; 0: measured while not in contact',
          0.0, length=PER_JOINT, example=0.0),
     Spec('contact_relative_noise', 'double', 0.02,
-         'model error of contact localization, a fraction of |tau_ext|', 0.0, 1.0),
+         "model error of contact localization, a fraction of each joint's |tau_ext|", 0.0, 1.0),
     Spec('payload_window', 'double', 30.0,
          'seconds of header-stamp time of joint states with efforts kept for '
          '~/estimate_payload (a new model or value empties it)', 0.0, 3600.0, open_low=True,
