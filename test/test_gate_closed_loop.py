@@ -35,8 +35,8 @@ after another on the same arm:
 4. the reverse plan through the gate again, pushed mid-way (sim_arm's ``~/external_wrench``): the
    goal aborts with PATH_TOLERANCE_VIOLATED naming a joint, and the controller holds within 50 ms
    of the push's onset (simulated time; the push's onset from sim_arm's log, the hold from
-   ct_controller's); the push removed, 0.5 s later the arm is at rest (|qd| <= 0.01 rad/s) within
-   1e-3 rad of where it was held.
+   ct_controller's); 0.5 s after the push's removal (sim_arm's log) the arm is at rest
+   (|qd| <= 0.01 rad/s) within 1e-3 rad of where it was held.
 """
 
 import re
@@ -263,7 +263,14 @@ def test_gate_on_mujoco(arm):
     # the wall-clock time of ct_controller's log line (rcutils stamps it with the system clock)
     held_wall = re.findall(r'\[INFO\] \[([0-9.]+)\] \[ct_controller\]: goal canceled: holding',
                            processes.output(arm['controller']))
-    assert until(lambda: arm['clock'][-1] >= float(hold[-1]) + SETTLE + 0.05)
+    # The push lasts until sim_arm takes its removal, which may come well after the hold when
+    # this test's process lags (on CI the held arm was still pushed 0.5 s after the hold): the
+    # arm is judged SETTLE after the removal, the step sim_arm's log shows. The clock this
+    # test has once sim_arm said so is at most its queue (10 steps) older than the removal.
+    assert until(lambda: 'external wrench removed' in processes.output(arm['sim'])), \
+        processes.output(arm['sim'])
+    removed_by = arm['clock'][-1]
+    assert until(lambda: arm['clock'][-1] >= removed_by + SETTLE + 0.1)
     log = sim_log(arm)
 
     t, effort = log['t'], log['effort']
@@ -281,7 +288,9 @@ def test_gate_on_mujoco(arm):
     assert pushed.size, 'MuJoCo never applied the push'
     onset = float(t[pushed[0] - 1])  # the push acts over the step that ends at t[pushed[0]]
     k = np.searchsorted(t, float(hold[-1])) if hold else 0
-    later = np.searchsorted(t, float(hold[-1]) + SETTLE) if hold else 0
+    removal = float(t[pushed[-1]])  # the last step the push acted over ends here
+    later = np.searchsorted(t, removal + SETTLE)
+    assert later < t.size, f'the log ends at {t[-1]:.3f} s, before {removal + SETTLE:.3f} s'
     print(f'\nPanda + {MASS} kg on MuJoCo through the gate (effort_scaling {EFFORT_SCALING}): '
           f'applied effort / limit {np.round(ours, 3).tolist()}, worst {ours.max():.4f}; '
           f'retimed {retimed[0] if retimed else "?"} s against dr.retime {reference:.4f} s; '
@@ -289,7 +298,8 @@ def test_gate_on_mujoco(arm):
           f'efforts {leg1.tracking_error:.2e} rad, without {leg3.tracking_error:.2e} rad '
           f'({leg3.tracking_error / leg1.tracking_error:.1f}x; that goal: '
           f'{r3.result.error_string or "reached"}); push onset t = {onset:.4f} s, '
-          f'hold at {hold} ({r4.result.error_string}); {SETTLE} s later: max |qd| '
+          f'hold at {hold} ({r4.result.error_string}), push removed at t = {removal:.4f} s; '
+          f'{SETTLE} s later: max |qd| '
           f'{np.abs(log["qd"][later]).max():.2e} rad/s, '
           f'{np.abs(log["q"][later] - log["q"][k]).max():.2e} rad from where it was held')
     if arm['contacts'] and held_wall:
