@@ -1066,6 +1066,7 @@ def main(argv=None):
     print('hard cases: ' + ('all defined' if not failures else '\n  '.join(['FAIL'] + failures)))
     report = {'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), 'cpu': cpu_model(),
               'mujoco': rig._mj.__version__, 'seed': args.seed, 'effort_noise': args.effort_noise,
+              'joint_names': list(rig.names),
               'threshold': rig.threshold, 'noise': rig.noise,
               'locator_options': rig.locator_options,
               'seconds': elapsed, 'per_link': table, 'hard_case_failures': failures,
