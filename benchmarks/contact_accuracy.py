@@ -75,7 +75,9 @@ never a confident wrong point.
 Output: a table per link (stdout, with progress on stderr), ``report.json`` and
 ``errors.png`` (histogram of the located points' errors per link) in ``--report``
 (``benchmarks/reports/contact_accuracy`` by default, git-ignored), and with ``--image`` the
-picture of the README (MuJoCo's offscreen renderer, EGL).
+picture of the README (MuJoCo's offscreen renderer, EGL). ``benchmarks/contact_twins.py`` reads
+``report.json`` and tells, per push, whether another link could have made the same torques (an
+oracle independent of the code under test).
 """
 
 import argparse

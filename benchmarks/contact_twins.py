@@ -63,7 +63,9 @@ twin; the overall figures for panda_link3 .. fingers; every miss without a twin 
 link (a locator error, or a named link of the pushed one's own body); the twins' forces.
 For a miss, also the smallest ``chi2`` of the pushed and the named link on the torques the
 locator had (the observer's ``tau_ext``, same sigma): whether the noise made the named link fit
-as well. ``twins.json`` beside the report holds every record's figures.
+as well; and the observer's own error ``tau_ext - tau_true`` in the same sigma (how
+conservative the locator's sigma is: a twin within ``chi2`` 4 of it may still be several of the
+actual errors away). ``twins.json`` beside the report holds every record's figures.
 """
 
 import argparse
@@ -357,7 +359,9 @@ def analyse_report(report, oracle, links=ca.PUSHED_LINKS, limit=None, progress=N
             row['measured'] = {which: oracle.link_figures(link, r['tau_ext'], sigma, rng)['chi2']
                                for which, link in (('pushed', r['links'][0]),
                                                    ('named', r['link']))}
+        error = (np.asarray(r['tau_ext']) - np.asarray(r['tau_true'])) / sigma
         row.update({'index': i, 'named': r['link'], 'status': r['status'],
+                    'observer_chi2': float(error @ error),
                     'link_right': bool(r['link_right']), 'detectable': bool(r['detectable']),
                     'moving': bool(r['moving']),
                     'push_force': float(np.linalg.norm(r['pushes'][0]['force']))})
@@ -446,6 +450,13 @@ def format_table(table, overall, rows):
     own = [r['own_chi2'] for r in rows]
     lines.append(f'own link at the true point: chi2 max {max(own):.2e} (median '
                  f'{np.median(own):.2e}) over {len(own)} pushes')
+    for moving in (False, True):
+        errors = [r['observer_chi2'] for r in rows if r['detectable'] and r['moving'] == moving]
+        if errors:
+            lines.append(f"the observer's own error (tau_ext - tau_true) in the same sigma, "
+                         f'{"moving" if moving else "still"} arm: chi2 median '
+                         f'{np.median(errors):.2f}, p95 {np.percentile(errors, 95):.2f}, max '
+                         f'{max(errors):.2f} ({len(errors)} pushes)')
     misses = [r for r in rows if r['detectable'] and not r['link_right']
               and not _named_twin(r)]
     lines.append(f'misses without a twin on the named link (chi2 <= {TWIN:g}): {len(misses)}')

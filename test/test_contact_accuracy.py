@@ -231,8 +231,8 @@ def test_twin_oracle_own_link_fits(rig, oracle):
             assert all('panda_link7' not in v for v in analysis['twins'].values())
 
 
-def test_twin_oracle_link3_through_joint3_has_twin_on_link2(rig, oracle):
-    """A push on panda_link3 along its normal through joint 3's axis: a twin on panda_link2."""
+def through_joint3(rig, oracle):
+    """Return a 30 N push record on panda_link3 at HOME along its normal through joint 3's axis."""
     truth = rig.truth
     q = ca.HOME.copy()
     oracle.pose(q)
@@ -254,7 +254,12 @@ def test_twin_oracle_link3_through_joint3_has_twin_on_link2(rig, oracle):
                   and not truth.covered('panda_link3', points[i], rng))
     assert angle[chosen] < 5.0
     force = 30.0 * (R.T @ towards[chosen])
-    record, sigma = constructed(rig, 'panda_link3', points[chosen], normals[chosen], force, q)
+    return constructed(rig, 'panda_link3', points[chosen], normals[chosen], force, q)
+
+
+def test_twin_oracle_link3_through_joint3_has_twin_on_link2(rig, oracle):
+    """A push on panda_link3 along its normal through joint 3's axis: a twin on panda_link2."""
+    record, sigma = through_joint3(rig, oracle)
     tau = np.array(record['tau_true'])
     assert abs(tau[2]) < 1e-9 < 1.0 < np.abs(tau[:2]).max()    # joint 3 feels nothing
     analysis = oracle.analyse(record, sigma)
@@ -286,3 +291,25 @@ def test_twin_oracle_distal_push_has_no_proximal_twin(rig, oracle):
         assert e['chi2'] is not None and e['chi2'] >= floor - 1e-6 and e['chi2'] > 100.0, e
         assert link not in analysis['twins']['9.0']
     assert analysis['own_chi2'] < 0.1
+
+
+def test_twin_table(rig, oracle):
+    """The twin table of a report: a miss with a twin, a right push without; figures add up."""
+    miss, _ = through_joint3(rig, oracle)
+    rng = np.random.default_rng(SEED + 3)
+    q = rig.random_configuration(rng)
+    push = rig.sample_push('panda_hand', q, rng, (30.0, 30.0))
+    right, _ = constructed(rig, 'panda_hand', push.point, push.normal, push.force, q)
+    miss.update(link='panda_link2', status='ambiguous', link_right=False)
+    right.update(link='panda_hand', status='located', link_right=True)
+    for r in (miss, right):
+        r.update(detectable=True, moving=False)
+    report = {'noise': 'measured', 'locator_options': {}, 'records': [miss, right]}
+    rows = ct.analyse_report(report, oracle)
+    table, overall = ct.summarize(rows)
+    assert (overall['pushes'], overall['link_right'], overall['misses']) == (2, 1, 1)
+    assert overall['miss_twin_4'] == overall['miss_named_twin_4'] == 1
+    assert overall['no_twin'] == overall['no_twin_right'] == table['panda_hand']['pushes'] == 1
+    assert rows[0]['measured']['named'] <= 1.0       # noise-free: the twin fits exactly
+    text = ct.format_table(table, overall, rows)
+    assert 'misses without a twin on the named link (chi2 <= 4): 0' in text
