@@ -78,7 +78,7 @@ torques, and 3 pushes on panda_hand named panda_link7 (its own body, so no twin 
 chi2 17-141 there: link7's points that fit lie inside the hand's shape, or out of a pusher's
 reach). The observer's own error in the locator's sigma:
 chi2 median 0.13-0.16 (still arm), 0.89-1.00 (moving). 12000 points per link gave the same
-counts on seeds 0 and 3 but for 2 more twins within chi2 1 and 1 more beyond 40 N.
+counts on seeds 0 and 3, but on seed 0 2 more twins within chi2 1 and 1 more beyond 40 N.
 """
 
 import argparse
