@@ -75,7 +75,9 @@ never a confident wrong point.
 Output: a table per link (stdout, with progress on stderr), ``report.json`` and
 ``errors.png`` (histogram of the located points' errors per link) in ``--report``
 (``benchmarks/reports/contact_accuracy`` by default, git-ignored), and with ``--image`` the
-picture of the README (MuJoCo's offscreen renderer, EGL).
+picture of the README (MuJoCo's offscreen renderer, EGL). ``benchmarks/contact_twins.py`` reads
+``report.json`` and tells, per push, whether another link could have made the same torques (an
+oracle independent of the code under test).
 """
 
 import argparse
@@ -1066,6 +1068,7 @@ def main(argv=None):
     print('hard cases: ' + ('all defined' if not failures else '\n  '.join(['FAIL'] + failures)))
     report = {'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), 'cpu': cpu_model(),
               'mujoco': rig._mj.__version__, 'seed': args.seed, 'effort_noise': args.effort_noise,
+              'joint_names': list(rig.names),
               'threshold': rig.threshold, 'noise': rig.noise,
               'locator_options': rig.locator_options,
               'seconds': elapsed, 'per_link': table, 'hard_case_failures': failures,

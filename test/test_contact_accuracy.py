@@ -52,6 +52,7 @@ BENCHMARKS = pathlib.Path(__file__).resolve().parent.parent / 'benchmarks'
 sys.path.insert(0, str(BENCHMARKS))
 try:
     import contact_accuracy as ca
+    import contact_twins as ct
 finally:
     sys.path.remove(str(BENCHMARKS))
 
@@ -183,3 +184,132 @@ def test_hard_cases_give_defined_answers(rig):
     for r in cases['two'] + cases['no_geometry']:
         assert r['status'] in ('located', 'ambiguous', 'unexplained', 'no_contact')
     assert all(r['status'] == 'no_contact' for r in cases['below'])
+
+
+@pytest.fixture(scope='module')
+def oracle(rig):
+    """Return the torque-twin oracle on the rig's truth surface (1500 points per link)."""
+    return ct.TwinOracle(rig.truth, rig.names, points=1500, seed=SEED)
+
+
+def constructed(rig, link, point, normal, force, q):
+    """Return a push record (as ``push_trial``'s) of one push, with a noise of 0.05 N m."""
+    push = ca.Push(link, point, normal, force)
+    tau = rig.joint_torques(q, [push])          # MuJoCo's arm model: mj_applyFT
+    record = {'links': [link], 'q': list(q), 'tau_true': tau.tolist(),
+              'tau_ext': tau.tolist(), 'noise': [0.05] * len(tau),
+              'pushes': [push.as_dict()]}
+    return record, ct.locator_sigma(record)
+
+
+def test_twin_oracle_own_link_fits(rig, oracle):
+    """On the pushed link, at the true point, the oracle's fit gives the push's own torques."""
+    rng = np.random.default_rng(SEED)
+    assert ct.rigid_links(rig.truth, 'panda_hand') == ('panda_link7', 'panda_hand')
+    assert ct.rigid_links(rig.truth, 'panda_link3') == ('panda_link3',)
+    for link in ('panda_link3', 'panda_link5', 'panda_hand', 'panda_leftfinger'):
+        q = rig.random_configuration(rng)
+        push = rig.sample_push(link, q, rng, mu=0.45)   # inside the oracle's 32-edge cone
+        record, sigma = constructed(rig, link, push.point, push.normal, push.force, q)
+        assert np.abs(record['tau_true']).max() > 1.0
+        oracle.pose(q)
+        chi2, forces = oracle.fit(link, push.point[None], push.normal[None],
+                                  record['tau_true'], sigma)
+        assert chi2[0] < 1e-8, f'{link}: chi2 {chi2[0]} at the true point'
+        assert oracle.own_chi2(record, sigma) < 1e-8
+        if link != 'panda_link3':   # five joints or more: the force is determined
+            b = rig.truth.body[link]
+            world = np.array(rig.truth.data.xmat[b]).reshape(3, 3) @ push.force
+            assert np.allclose(forces[0], world, atol=1e-6)
+        elsewhere = oracle.fit(link, push.point[None] + [0.0, 0.0, 0.05], push.normal[None],
+                               record['tau_true'], sigma)[0]
+        assert elsewhere[0] > 1.0, f'{link}: 5 cm away fits as well ({elsewhere[0]})'
+        analysis = oracle.analyse(record, sigma)
+        assert link not in analysis['links']
+        if link == 'panda_hand':
+            assert analysis['links']['panda_link7']['rigid']
+            assert all('panda_link7' not in v for v in analysis['twins'].values())
+
+
+def through_joint3(rig, oracle):
+    """Return a 30 N push record on panda_link3 at HOME along its normal through joint 3's axis."""
+    truth = rig.truth
+    q = ca.HOME.copy()
+    oracle.pose(q)
+    m, d = truth.model, truth.data
+    j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, 'panda_joint3')
+    anchor, axis = np.array(d.xanchor[j]), np.array(d.xaxis[j])
+    b = truth.body['panda_link3']
+    R, o = np.array(d.xmat[b]).reshape(3, 3), np.array(d.xpos[b])
+    points, normals = oracle.samples['panda_link3']
+    world, inward = points @ R.T + o, -normals @ R.T
+    foot = anchor + ((world - anchor) @ axis)[:, None] * axis
+    towards = foot - world
+    distance = np.linalg.norm(towards, axis=1)
+    towards /= distance[:, None]
+    angle = np.degrees(np.arccos(np.clip(np.einsum('ij,ij->i', towards, inward), -1.0, 1.0)))
+    rng = np.random.default_rng(SEED)
+    chosen = next(i for i in np.argsort(angle) if distance[i] > 0.03
+                  and truth.reachable('panda_link3', points[i], normals[i], R.T @ towards[i])
+                  and not truth.covered('panda_link3', points[i], rng))
+    assert angle[chosen] < 5.0
+    force = 30.0 * (R.T @ towards[chosen])
+    return constructed(rig, 'panda_link3', points[chosen], normals[chosen], force, q)
+
+
+def test_twin_oracle_link3_through_joint3_has_twin_on_link2(rig, oracle):
+    """A push on panda_link3 along its normal through joint 3's axis: a twin on panda_link2."""
+    record, sigma = through_joint3(rig, oracle)
+    tau = np.array(record['tau_true'])
+    assert abs(tau[2]) < 1e-9 < 1.0 < np.abs(tau[:2]).max()    # joint 3 feels nothing
+    analysis = oracle.analyse(record, sigma)
+    link2 = analysis['links']['panda_link2']
+    assert link2['chi2'] is not None and link2['chi2'] <= 1.0, link2
+    assert 'panda_link2' in analysis['twins']['1.0']
+    assert link2['weakest'] is not None and link2['weakest'] <= ca.FORCE[1], link2
+    assert analysis['links']['panda_link1']['chi2'] > 9.0     # joint 2's torque: not link1
+
+
+def test_twin_oracle_distal_push_has_no_proximal_twin(rig, oracle):
+    """A lateral push on the hand (a large torque on joint 7) has no twin on link2 or link3."""
+    rng = np.random.default_rng(SEED + 2)
+    q = rig.random_configuration(rng)
+    oracle.pose(q)
+    best = None
+    for _ in range(40):
+        push = rig.sample_push('panda_hand', q, rng, (30.0, 30.0))
+        tau = rig.joint_torques(q, [push])
+        if best is None or abs(tau[6]) > abs(best[1][6]):
+            best = (push, tau)
+    push, tau = best
+    assert abs(tau[6]) > 1.0
+    record, sigma = constructed(rig, 'panda_hand', push.point, push.normal, push.force, q)
+    analysis = oracle.analyse(record, sigma)
+    for link, first_idle in (('panda_link2', 2), ('panda_link3', 3)):
+        e = analysis['links'][link]
+        floor = float(np.sum((tau[first_idle:] / sigma[first_idle:]) ** 2))  # joints not moving it
+        assert e['chi2'] is not None and e['chi2'] >= floor - 1e-6 and e['chi2'] > 100.0, e
+        assert link not in analysis['twins']['9.0']
+    assert analysis['own_chi2'] < 0.1
+
+
+def test_twin_table(rig, oracle):
+    """The twin table of a report: a miss with a twin, a right push without; figures add up."""
+    miss, _ = through_joint3(rig, oracle)
+    rng = np.random.default_rng(SEED + 3)
+    q = rig.random_configuration(rng)
+    push = rig.sample_push('panda_hand', q, rng, (30.0, 30.0))
+    right, _ = constructed(rig, 'panda_hand', push.point, push.normal, push.force, q)
+    miss.update(link='panda_link2', status='ambiguous', link_right=False)
+    right.update(link='panda_hand', status='located', link_right=True)
+    for r in (miss, right):
+        r.update(detectable=True, moving=False)
+    report = {'noise': 'measured', 'locator_options': {}, 'records': [miss, right]}
+    rows = ct.analyse_report(report, oracle)
+    table, overall = ct.summarize(rows)
+    assert (overall['pushes'], overall['link_right'], overall['misses']) == (2, 1, 1)
+    assert overall['miss_twin_4'] == overall['miss_named_twin_4'] == 1
+    assert overall['no_twin'] == overall['no_twin_right'] == table['panda_hand']['pushes'] == 1
+    assert rows[0]['measured']['named'] <= 1.0       # noise-free: the twin fits exactly
+    text = ct.format_table(table, overall, rows)
+    assert 'misses without a twin on the named link (chi2 <= 4): 0' in text
