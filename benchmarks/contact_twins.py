@@ -189,7 +189,11 @@ class TwinOracle:
         """Return ``n`` points (link frame) area-uniform on ``link`` and their normals."""
         areas = self.truth.areas[link]
         t = rng.choice(len(areas), size=n, p=areas / areas.sum())
-        u, v = rng.random(n), rng.random(n)
+        return self._on_triangles(link, t, rng)
+
+    def _on_triangles(self, link, t, rng):
+        """Return a point drawn uniformly on each of ``link``'s triangles ``t``, and normals."""
+        u, v = rng.random(len(t)), rng.random(len(t))
         flip = u + v > 1.0
         u[flip], v[flip] = 1.0 - u[flip], 1.0 - v[flip]
         a, b, c = (self.truth.triangles[link][t, i] for i in range(3))
@@ -203,15 +207,10 @@ class TwinOracle:
         reach = np.linalg.norm(tris - centroids[:, None], axis=2).max(axis=1)
         near = np.flatnonzero(np.linalg.norm(centroids - centre, axis=1) <= radius + reach)
         areas = self.truth.areas[link][near]
-        m = 4 * n
-        t = near[rng.choice(len(near), size=m, p=areas / areas.sum())]
-        u, v = rng.random(m), rng.random(m)
-        flip = u + v > 1.0
-        u[flip], v[flip] = 1.0 - u[flip], 1.0 - v[flip]
-        a, b, c = (tris[t, i] for i in range(3))
-        points = a + u[:, None] * (b - a) + v[:, None] * (c - a)
+        t = near[rng.choice(len(near), size=4 * n, p=areas / areas.sum())]
+        points, normals = self._on_triangles(link, t, rng)
         inside = np.flatnonzero(np.linalg.norm(points - centre, axis=1) <= radius)[:n]
-        return points[inside], self.truth.normals[link][t[inside]]
+        return points[inside], normals[inside]
 
     def pose(self, q):
         """Place the truth model at ``q`` (the records' order) for :meth:`fit`."""
