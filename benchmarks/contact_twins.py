@@ -500,7 +500,12 @@ def main(argv=None):
     parser.add_argument('--limit', type=int, default=None, help='analyse the first N pushes')
     args = parser.parse_args(argv)
     folder = pathlib.Path(args.report)
-    report = json.loads((folder / 'report.json').read_text())
+    try:
+        report = json.loads((folder / 'report.json').read_text())
+    except (OSError, ValueError) as err:
+        print(f'contact_twins: no contact_accuracy report in {folder} ({err}); run '
+              'benchmarks/contact_accuracy.py --report with that folder first', file=sys.stderr)
+        return 2
     names = report.get('joint_names')
     if names is None:          # reports written before the benchmark recorded them
         import warnings
